@@ -1,0 +1,152 @@
+#include "format/model_writer.h"
+
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+
+#include "base/atomic_file.h"
+
+namespace onnx_prepack::format {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string file_name_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string dir_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+void set_external(google::protobuf::RepeatedPtrField<onnx::StringStringEntryProto>* entries,
+                  const std::string& location, uint64_t offset, uint64_t length) {
+  entries->Clear();
+  auto add = [&](const char* k, const std::string& v) {
+    auto* e = entries->Add();
+    e->set_key(k);
+    e->set_value(v);
+  };
+  add("location", location);
+  add("offset", std::to_string(offset));
+  add("length", std::to_string(length));
+}
+
+bool same_dir(const std::string& a, const std::string& b) {
+  std::error_code ec1, ec2;
+  auto ca = fs::weakly_canonical(a, ec1);
+  auto cb = fs::weakly_canonical(b, ec2);
+  return !ec1 && !ec2 && ca == cb;
+}
+
+Status pad_to(base::AtomicFileWriter& w, uint64_t alignment) {
+  uint64_t rem = alignment ? w.offset() % alignment : 0;
+  return rem ? w.write_zeros(alignment - rem) : ok_status();
+}
+
+Status serialize_to(const onnx::ModelProto& proto, const std::string& path) {
+  size_t size = proto.ByteSizeLong();
+  if (size > size_t(INT_MAX)) {
+    return resource_exhausted("'" + path + "': model would be " + std::to_string(size) +
+                              " bytes, over protobuf's 2 GiB limit");
+  }
+  std::string bytes;
+  if (!proto.SerializeToString(&bytes)) return internal_error("'" + path + "': serialisation failed");
+  return base::write_file_atomically(
+      path, {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+}
+
+}  // namespace
+
+Status write_model_inline(const onnx::ModelProto& proto, const std::string& path) {
+  return serialize_to(proto, path);
+}
+
+Result<WriteReport> write_model(onnx::ModelProto& proto, const std::string& path,
+                                const WriteOptions& options, const Model* source) {
+  WriteReport report;
+  const std::string out_dir = dir_of(path);
+  std::string location = options.data_file.empty() ? file_name_of(path) + ".data" : options.data_file;
+  OP_RETURN_IF_ERROR(check_external_location(location));
+  const bool same_folder = source != nullptr && same_dir(source->base_dir(), out_dir);
+
+  std::optional<base::AtomicFileWriter> writer;
+  auto open_writer = [&]() -> Status {
+    if (writer) return ok_status();
+    OP_ASSIGN_OR_RETURN(auto w, base::AtomicFileWriter::create(out_dir + "/" + location));
+    writer.emplace(std::move(w));
+    return ok_status();
+  };
+  auto append = [&](std::span<const uint8_t> bytes) -> Result<uint64_t> {
+    OP_RETURN_IF_ERROR(open_writer());
+    OP_RETURN_IF_ERROR(pad_to(*writer, options.alignment));
+    uint64_t offset = writer->offset();
+    OP_RETURN_IF_ERROR(writer->write(bytes));
+    return offset;
+  };
+
+  auto* graph = proto.mutable_graph();
+  for (int i = 0; i < graph->initializer_size(); ++i) {
+    auto* t = graph->mutable_initializer(i);
+    const std::string ctx = tensor_context(i, t->name());
+    Storage st = storage_of(*t);
+    if (st == Storage::kExternal) {
+      if (source == nullptr) {
+        return invalid_argument(ctx + ": tensor is external but no source model was given");
+      }
+      OP_ASSIGN_OR_RETURN(ExternalSpan span, source->resolve_external(t->external_data(), ctx));
+      if (options.reference_existing_external && same_folder && span.location != location) {
+        ++report.tensors_referenced;
+        continue;  // location is still valid from the output folder
+      }
+      OP_ASSIGN_OR_RETURN(uint64_t off, append(span.bytes()));
+      set_external(t->mutable_external_data(), location, off, span.length);
+      t->set_data_location(onnx::TensorProto::EXTERNAL);
+      ++report.tensors_external;
+    } else if (st == Storage::kRaw && t->raw_data().size() >= options.external_threshold) {
+      const std::string& raw = t->raw_data();
+      OP_ASSIGN_OR_RETURN(uint64_t off,
+                          append({reinterpret_cast<const uint8_t*>(raw.data()), raw.size()}));
+      set_external(t->mutable_external_data(), location, off, raw.size());
+      t->set_data_location(onnx::TensorProto::EXTERNAL);
+      t->clear_raw_data();
+      ++report.tensors_external;
+    }
+  }
+
+  for (int i = 0; i < proto.compiled_tensors_size(); ++i) {
+    auto* value = proto.mutable_compiled_tensors(i)->mutable_value();
+    const std::string ctx = "compiled_tensors[" + std::to_string(i) + "].value";
+    if (value->external_data_size() > 0) {
+      if (source == nullptr) {
+        return invalid_argument(ctx + ": payload is external but no source model was given");
+      }
+      OP_ASSIGN_OR_RETURN(ExternalSpan span, source->resolve_external(value->external_data(), ctx));
+      OP_ASSIGN_OR_RETURN(uint64_t off, append(span.bytes()));
+      set_external(value->mutable_external_data(), location, off, span.length);
+      ++report.payloads_external;
+    } else if (value->raw_data().size() >= options.payload_threshold && !value->raw_data().empty()) {
+      const std::string& raw = value->raw_data();
+      OP_ASSIGN_OR_RETURN(uint64_t off,
+                          append({reinterpret_cast<const uint8_t*>(raw.data()), raw.size()}));
+      set_external(value->mutable_external_data(), location, off, raw.size());
+      value->clear_raw_data();
+      ++report.payloads_external;
+    }
+  }
+
+  if (writer) {
+    report.data_file = location;
+    report.data_bytes = writer->offset();
+    OP_RETURN_IF_ERROR(writer->commit());
+  }
+  OP_RETURN_IF_ERROR(serialize_to(proto, path));
+  return report;
+}
+
+}  // namespace onnx_prepack::format

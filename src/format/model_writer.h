@@ -1,0 +1,43 @@
+// Writes a model with large tensors and struct payloads in one external data
+// file, each at an offset aligned to `alignment`, both files published
+// atomically.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "format/model.h"
+
+namespace onnx_prepack::format {
+
+struct WriteOptions {
+  // Raw tensors of at least this many bytes move to the data file.
+  uint64_t external_threshold = 1024;
+  // Struct payloads (compiled tensors) of at least this many bytes move too.
+  uint64_t payload_threshold = 0;
+  // Location relative to the model's folder; empty = "<model file name>.data".
+  std::string data_file;
+  uint64_t alignment = 4096;
+  // Tensors that are already external in `source`: keep pointing at their
+  // file when it lies in the output folder (no duplicate of large weights),
+  // otherwise copy their bytes into the new data file.
+  bool reference_existing_external = true;
+};
+
+struct WriteReport {
+  std::string data_file;  // empty when nothing went external
+  uint64_t data_bytes = 0;
+  uint64_t tensors_external = 0;
+  uint64_t payloads_external = 0;
+  uint64_t tensors_referenced = 0;
+};
+
+// `proto` is modified: moved tensors get external_data keys and lose raw_data.
+// `source` (may be null) resolves tensors that were already external.
+Result<WriteReport> write_model(onnx::ModelProto& proto, const std::string& path,
+                                const WriteOptions& options, const Model* source);
+
+// Serialises a model with everything inline (fails past 2 GiB).
+Status write_model_inline(const onnx::ModelProto& proto, const std::string& path);
+
+}  // namespace onnx_prepack::format

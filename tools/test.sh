@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: setup, release build + all tests
+# (unit, interop with python3-onnx and ONNX Runtime, CLI), a sanitizer build
+# (ASan + UBSan) running the unit tests, and a bounded libFuzzer run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh
+jobs=$(nproc)
+
+echo "== release build"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
+
+echo "== sanitizer build (ASan + UBSan), unit tests"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DONNX_PREPACK_SANITIZE=ON -DONNX_PREPACK_BENCH=OFF >/dev/null
+cmake --build build-asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L unit --timeout 900
+
+if [ -d tests/fuzz ] && ls tests/fuzz/*.cc >/dev/null 2>&1; then
+  echo "== fuzz (libFuzzer, bounded)"
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DONNX_PREPACK_FUZZ=ON -DONNX_PREPACK_TESTS=ON -DONNX_PREPACK_BENCH=OFF >/dev/null
+  cmake --build build-fuzz -j"$jobs" --target fuzz_targets
+  bash tools/run_fuzz.sh build-fuzz "${FUZZ_SECONDS:-60}"
+fi
+echo "== all tests passed"
