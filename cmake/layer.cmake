@@ -21,7 +21,10 @@ endfunction()
 
 # A gtest executable per test folder; each *_test.cc in it is compiled in.
 function(op_add_test_folder name)
-  cmake_parse_arguments(T "" "" "DEPS" ${ARGN})
+  cmake_parse_arguments(T "" "LABEL" "DEPS" ${ARGN})
+  if(NOT T_LABEL)
+    set(T_LABEL unit)
+  endif()
   file(GLOB srcs CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/*_test.cc")
   if(NOT srcs)
     return()
@@ -31,6 +34,7 @@ function(op_add_test_folder name)
   target_compile_definitions(${name}_tests PRIVATE
       OP_TEST_DATA_DIR="${PROJECT_SOURCE_DIR}/tests/data"
       OP_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
-      OP_CLI_PATH="$<TARGET_FILE:onnx-prepack>")
-  gtest_discover_tests(${name}_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
+      OP_CLI_PATH="$<TARGET_FILE:onnx-prepack>"
+      OP_PEERS_DIR="${PROJECT_SOURCE_DIR}/tools/peers/node_modules")
+  gtest_discover_tests(${name}_tests DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ${T_LABEL})
 endfunction()
