@@ -2,6 +2,7 @@
 // model's struct types, devices and compiled tensors, independent of the host.
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -30,6 +31,8 @@ struct CheckOptions {
   uint32_t max_fields_per_structure = 4096;
   uint64_t max_constant_bytes = uint64_t(64) << 20;
   uint32_t max_catalogue_entries = 65536;
+  // Canonical leaves of one type (decision, docs/struct-types.md).
+  uint64_t max_leaves = 65536;
   // Check that external payloads exist and have the declared length (needs I/O).
   bool check_external_payloads = true;
 };

@@ -1,14 +1,60 @@
+// onnx-prepack check MODEL [--json]: every structural problem of a model's
+// struct types, devices and compiled tensors (docs/cli.md, "check").
 #include <cstdio>
 
+#include "base/json.h"
+#include "check/check.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "format/model.h"
 
 namespace onnx_prepack::cli {
+namespace {
 
-// Placeholder until this command lands; it says so instead of pretending.
-int cmd_check(int, char**) {
-  std::fprintf(stderr, "onnx-prepack check: not implemented in this build\n");
-  return kExitFailure;
+base::Json diagnostics_json(const std::vector<check::Diagnostic>& ds) {
+  base::Json a = base::Json::array();
+  for (const auto& d : ds) {
+    base::Json o = base::Json::object();
+    o["rule"] = d.rule;
+    o["path"] = d.path;
+    o["message"] = d.message;
+    a.push_back(std::move(o));
+  }
+  return a;
+}
+
+}  // namespace
+
+int cmd_check(int argc, char** argv) {
+  auto args = Args::parse(argc, argv, {"json", "help"}, {});
+  if (!args.ok()) return report_error("check", args.status());
+  if (args->has("help") || args->positionals().size() != 1) {
+    std::fprintf(args->has("help") ? stdout : stderr, "usage: onnx-prepack check MODEL [--json]\n");
+    return args->has("help") ? kExitOk : kExitUsage;
+  }
+  auto model = format::Model::load(args->positionals()[0]);
+  if (!model.ok()) {
+    std::fprintf(stderr, "onnx-prepack check: %s\n", model.status().message().c_str());
+    return kExitUsage;  // the model cannot be read
+  }
+  check::CheckReport report = check::check_model(**model);
+  if (args->has("json")) {
+    base::Json j = base::Json::object();
+    j["valid"] = report.valid();
+    j["errors"] = diagnostics_json(report.errors);
+    j["warnings"] = diagnostics_json(report.warnings);
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    for (const auto& d : report.errors)
+      std::printf("error [%s] %s\n", d.rule.c_str(), d.message.c_str());
+    for (const auto& d : report.warnings)
+      std::printf("warning [%s] %s\n", d.rule.c_str(), d.message.c_str());
+    std::printf("%s: %s (%zu errors, %zu warnings, %d compiled tensors)\n",
+                args->positionals()[0].c_str(), report.valid() ? "valid" : "invalid",
+                report.errors.size(), report.warnings.size(),
+                (*model)->proto().compiled_tensors_size());
+  }
+  return report.valid() ? kExitOk : kExitFindings;
 }
 
 }  // namespace onnx_prepack::cli

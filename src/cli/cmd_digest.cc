@@ -1,14 +1,79 @@
+// onnx-prepack digest MODEL [--algorithm blake3|sha256] [--threads N] [--json]
+// One canonical tensor digest (SPEC 5) per top-level initializer.
 #include <cstdio>
+#include <string>
 
+#include "base/json.h"
+#include "base/thread_pool.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "digest/digest.h"
+#include "format/data_type.h"
+#include "format/model.h"
+#include "format/tensor_info.h"
 
 namespace onnx_prepack::cli {
+namespace {
 
-// Placeholder until this command lands; it says so instead of pretending.
-int cmd_digest(int, char**) {
-  std::fprintf(stderr, "onnx-prepack digest: not implemented in this build\n");
-  return kExitFailure;
+constexpr const char* kUsage =
+    "usage: onnx-prepack digest MODEL [--algorithm blake3|sha256] [--threads N] [--json]\n";
+constexpr long long kMaxThreads = 1024;
+
+}  // namespace
+
+int cmd_digest(int argc, char** argv) {
+  auto args = Args::parse(argc, argv, {"json", "help"}, {"algorithm", "threads"});
+  if (!args.ok()) return report_error("digest", args.status());
+  if (args->has("help") || args->positionals().size() != 1) {
+    std::fputs(kUsage, args->has("help") ? stdout : stderr);
+    return args->has("help") ? kExitOk : kExitUsage;
+  }
+  const std::string algorithm_text = args->get("algorithm").value_or("blake3");
+  const auto algorithm = digest::algorithm_from_name(algorithm_text);
+  if (!algorithm) {
+    return report_error("digest", invalid_argument("--algorithm '" + algorithm_text +
+                                                   "' is not known, expected blake3 or sha256"));
+  }
+  auto threads = args->get_int("threads", 0, 0, kMaxThreads);
+  if (!threads.ok()) return report_error("digest", threads.status());
+
+  auto model = format::Model::load(args->positionals()[0]);
+  if (!model.ok()) return report_error("digest", model.status());
+  base::ThreadPool pool{static_cast<size_t>(*threads)};  // 0 = one per hardware thread
+  const digest::DigestOptions options{*algorithm, &pool};
+
+  const auto& inits = (*model)->proto().graph().initializer();
+  base::Json list = base::Json::array();
+  int failures = 0;
+  for (int i = 0; i < inits.size(); ++i) {
+    const onnx::TensorProto& t = inits[i];
+    auto d = digest::digest_tensor(**model, t, format::tensor_context(i, t.name()), options);
+    if (!d.ok()) {
+      std::fprintf(stderr, "onnx-prepack digest: %s\n", d.status().message().c_str());
+      ++failures;
+      continue;
+    }
+    const std::string hex = base::hex_lower(d->digest.data(), d->digest.size());
+    const std::string type(format::data_type_name(t.data_type()));
+    if (args->has("json")) {
+      base::Json o = base::Json::object();
+      o["name"] = t.name();
+      o["data_type"] = type;
+      base::Json dims = base::Json::array();
+      for (auto dim : t.dims()) dims.push_back(base::Json(int64_t(dim)));
+      o["dims"] = std::move(dims);
+      o["bytes"] = d->content_bytes;
+      o["algorithm"] = std::string(digest::algorithm_name(*algorithm));
+      o["digest"] = hex;
+      list.push_back(std::move(o));
+    } else {
+      std::printf("%-40s %-9s %-20s %12llu  %s\n", t.name().c_str(), type.c_str(),
+                  format::dims_string(t).c_str(), (unsigned long long)d->content_bytes,
+                  hex.c_str());
+    }
+  }
+  if (args->has("json")) std::printf("%s\n", list.dump(2).c_str());
+  return failures > 0 ? kExitFindings : kExitOk;
 }
 
 }  // namespace onnx_prepack::cli

@@ -1,14 +1,276 @@
+// onnx-prepack explain MODEL [--arch STR] [--verify full|memo|off] [--cache DIR]
+//                            [--memo-dir DIR] [--input NAME]... [--fail-on-miss] [--json]
+// For every eligible weight (constant B of MatMul/Gemm), the resolver's
+// decision on each candidate entry, the chosen one, and totals (SPEC 4.3, 7.3).
+#include <chrono>
 #include <cstdio>
+#include <map>
+#include <set>
 
+#include "base/json.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "device/device_match.h"
+#include "format/data_type.h"
+#include "format/model.h"
+#include "format/tensor_info.h"
+#include "pack/format_list.h"
+#include "resolve/resolver.h"
 
 namespace onnx_prepack::cli {
+namespace {
 
-// Placeholder until this command lands; it says so instead of pretending.
-int cmd_explain(int, char**) {
-  std::fprintf(stderr, "onnx-prepack explain: not implemented in this build\n");
-  return kExitFailure;
+using base::Json;
+
+struct Weight {
+  std::string name;
+  std::string consumer;  // first consuming node
+  kernels::PackSourceLayout layout = kernels::PackSourceLayout::kKN;
+  int32_t data_type = 0;
+};
+
+// Constant B operands of top-level MatMul/Gemm nodes, in node order, one per
+// (name, layout). 2-D FLOAT or FLOAT16 initializers only: what the pack layer packs.
+std::vector<Weight> eligible_weights(const format::Model& model) {
+  std::vector<Weight> out;
+  std::set<std::pair<std::string, int>> seen;
+  for (const onnx::NodeProto& n : model.proto().graph().node()) {
+    const bool matmul = n.op_type() == "MatMul";
+    const bool gemm = n.op_type() == "Gemm";
+    if (!(matmul || gemm) || !(n.domain().empty() || n.domain() == "ai.onnx")) continue;
+    if (n.input_size() < 2) continue;
+    const onnx::TensorProto* t = model.find_initializer(n.input(1));
+    if (t == nullptr || t->dims_size() != 2) continue;
+    if (t->data_type() != onnx::TensorProto::FLOAT &&
+        t->data_type() != onnx::TensorProto::FLOAT16) {
+      continue;
+    }
+    kernels::PackSourceLayout layout = kernels::PackSourceLayout::kKN;
+    if (gemm) {
+      for (const onnx::AttributeProto& a : n.attribute()) {
+        if (a.name() == "transB" && a.i() != 0) layout = kernels::PackSourceLayout::kNK;
+      }
+    }
+    if (!seen.insert({n.input(1), static_cast<int>(layout)}).second) continue;
+    out.push_back({n.input(1), n.name().empty() ? n.op_type() : n.name(), layout, t->data_type()});
+  }
+  return out;
+}
+
+device::IsaLevel level_of(const device::HostDescription& h) {
+  using device::Feature;
+  const auto& f = h.architecture.features;
+  const bool avx2 = f.has(Feature::kAvx2) && f.has(Feature::kFma) && f.has(Feature::kF16c);
+  const bool avx512 = avx2 && f.has(Feature::kAvx512f) && f.has(Feature::kAvx512bw) &&
+                      f.has(Feature::kAvx512dq) && f.has(Feature::kAvx512vl);
+  return avx512 ? device::IsaLevel::kAvx512
+         : avx2 ? device::IsaLevel::kAvx2
+                : device::IsaLevel::kRef;
+}
+
+Json null_or(int v) { return v < 0 ? Json() : Json(int64_t(v)); }
+
+std::string decision_of(const resolve::CandidateDecision& c) {
+  if (c.chosen) return "chosen";
+  return std::string(resolve::miss_reason_id(c.reason));
+}
+
+Json candidate_json(const resolve::CandidateDecision& c) {
+  Json o = Json::object();
+  o["entry"] = null_or(c.entry);
+  o["origin"] = c.entry >= 0 ? std::string("model") : c.origin;
+  o["format"] = c.format;
+  o["format_version"] = c.format_version;
+  o["architecture"] = c.architecture;
+  o["decision"] = c.chosen ? "chosen" : "rejected";
+  o["reason"] = c.chosen ? Json() : Json(std::string(resolve::miss_reason_id(c.reason)));
+  o["detail"] = c.detail;
+  return o;
+}
+
+Json host_json(const device::HostDescription& h, const resolve::ResolverOptions& o) {
+  Json j = Json::object();
+  j["device_type"] = h.device_type;
+  j["architecture"] = h.architecture.to_string();
+  j["detected"] = !h.pretended;
+  j["isa_cap"] = h.isa_cap ? Json(std::string(device::isa_level_name(*h.isa_cap))) : Json();
+  j["kernel_level"] = std::string(device::isa_level_name(level_of(h)));
+  j["runtime"] = o.runtime_name;
+  j["runtime_version"] = o.runtime_version;
+  return j;
+}
+
+std::string human_bytes(uint64_t b) {
+  char buf[64];
+  if (b >= (uint64_t(1) << 30))
+    std::snprintf(buf, sizeof buf, "%.2f GiB", double(b) / double(1 << 30));
+  else if (b >= (uint64_t(1) << 20))
+    std::snprintf(buf, sizeof buf, "%.2f MiB", double(b) / double(1 << 20));
+  else if (b >= 1024)
+    std::snprintf(buf, sizeof buf, "%.2f KiB", double(b) / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%llu B", (unsigned long long)b);
+  return buf;
+}
+
+}  // namespace
+
+int cmd_explain(int argc, char** argv) {
+  auto parsed = Args::parse(argc, argv, {"json", "fail-on-miss"},
+                            {"arch", "verify", "cache", "memo-dir", "input"});
+  if (!parsed.ok()) return report_error("explain", parsed.status());
+  const Args& args = *parsed;
+  if (args.positionals().size() != 1) {
+    std::fprintf(stderr,
+                 "usage: onnx-prepack explain MODEL [--arch STR] [--verify full|memo|off] "
+                 "[--cache DIR] [--memo-dir DIR] [--input NAME]... [--fail-on-miss] [--json]\n");
+    return kExitUsage;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+
+  resolve::ResolverOptions opts;
+  if (auto v = args.get("verify")) {
+    auto p = resolve::verify_policy_from_name(*v);
+    if (!p) {
+      return report_error("explain",
+                          invalid_argument("--verify '" + *v + "': expected full, memo or off"));
+    }
+    opts.verify = *p;
+  }
+  if (auto d = args.get("memo-dir")) opts.memo_dir = *d;
+  for (const std::string& name : args.get_all("input")) opts.fed_inputs.insert(name);
+
+  device::HostDescription host = device::HostDescription::detect();
+  if (auto a = args.get("arch")) {
+    auto h = device::HostDescription::pretend(*a);
+    if (!h.ok()) return report_error("explain", h.status().with_context("--arch"));
+    host = std::move(h).value();
+  }
+  std::unique_ptr<resolve::CacheStore> store;
+  if (auto c = args.get("cache")) {
+    // explain only reads: the store is opened read-only.
+    auto s = resolve::CacheStore::open(*c, resolve::CacheMode::kReadOnly);
+    if (!s.ok()) return report_error("explain", s.status());
+    store = std::move(s).value();
+    opts.cache = store.get();
+  }
+
+  auto loaded = format::Model::load(args.positionals()[0]);
+  if (!loaded.ok())
+    return report_error("explain", loaded.status().with_context(args.positionals()[0]));
+  const format::Model& model = **loaded;
+  base::ThreadPool& pool = base::ThreadPool::shared();
+  opts.pool = &pool;
+
+  const device::IsaLevel level = level_of(host);
+  resolve::Resolver resolver(model, host, opts);
+  const std::vector<Weight> weights = eligible_weights(model);
+
+  Json jweights = Json::array();
+  std::string text;
+  char line[512];
+  for (const Weight& w : weights) {
+    resolve::PackRequest req;
+    req.source_name = w.name;
+    req.formats = pack::gemm_b_acceptable_formats(w.layout, w.data_type, level);
+    resolve::Resolution r = resolver.resolve(req);
+    Json jw = Json::object();
+    jw["name"] = w.name;
+    jw["consumer"] = w.consumer;
+    jw["layout"] = w.layout == kernels::PackSourceLayout::kKN ? "kn" : "nk";
+    jw["decision"] = r.is_hit() ? "hit" : "miss";
+    jw["reason"] = r.is_hit() ? Json() : Json(std::string(resolve::miss_reason_id(r.reason)));
+    jw["detail"] = r.detail;
+    jw["entry"] = r.is_hit() ? null_or(r.hit->entry) : Json();
+    jw["origin"] = r.is_hit() ? (r.hit->entry >= 0 ? "model" : r.hit->cache_path) : Json();
+    jw["format"] = r.is_hit() ? Json(r.hit->type->name()) : Json();
+    jw["verified"] = r.verified;
+    jw["memo_used"] = r.memo_used;
+    jw["bytes_hashed"] = r.bytes_hashed;
+    jw["bytes_mapped"] = r.bytes_mapped;
+    jw["bytes_to_pack"] = r.bytes_to_pack;
+    Json accept = Json::array();
+    for (const resolve::AcceptableFormat& f : req.formats) {
+      accept.push_back(Json(f.name + " v" + f.format_version));
+    }
+    jw["acceptable_formats"] = std::move(accept);
+    Json cands = Json::array();
+    for (const auto& c : r.candidates) cands.push_back(candidate_json(c));
+    jw["candidates"] = std::move(cands);
+    jweights.push_back(std::move(jw));
+
+    if (r.is_hit()) {
+      const std::string where = r.hit->entry >= 0
+                                    ? "compiled_tensors[" + std::to_string(r.hit->entry) + "]"
+                                    : "cache " + r.hit->cache_path;
+      std::snprintf(line, sizeof line, "%s (%s): hit %s, %s, %s mapped%s\n", w.name.c_str(),
+                    w.consumer.c_str(), where.c_str(), r.hit->type->name().c_str(),
+                    human_bytes(r.bytes_mapped).c_str(), r.verified ? "" : ", unverified");
+    } else {
+      std::snprintf(line, sizeof line, "%s (%s): miss %s, %s to pack\n", w.name.c_str(),
+                    w.consumer.c_str(), std::string(resolve::miss_reason_id(r.reason)).c_str(),
+                    human_bytes(r.bytes_to_pack).c_str());
+    }
+    text += line;
+    if (!r.is_hit()) text += "    " + r.detail + "\n";
+    for (const auto& c : r.candidates) {
+      const std::string where = c.entry >= 0 ? "[" + std::to_string(c.entry) + "]" : "[cache]";
+      text += "    " + where + " " + (c.format.empty() ? "?" : c.format) + " v" + c.format_version +
+              " " + c.architecture + ": " + decision_of(c);
+      if (!c.chosen && !c.detail.empty() && c.detail != r.detail) text += " (" + c.detail + ")";
+      text += "\n";
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const resolve::ResolverTotals& tot = resolver.totals();
+
+  Json diags = Json::array();
+  for (const check::Diagnostic& d : resolver.diagnostics()) {
+    Json o = Json::object();
+    o["rule"] = d.rule;
+    o["path"] = d.path;
+    o["message"] = d.message;
+    diags.push_back(std::move(o));
+  }
+  if (args.has("json")) {
+    Json j = Json::object();
+    j["model"] = model.path();
+    j["host"] = host_json(host, opts);
+    j["verify"] = std::string(resolve::verify_policy_name(opts.verify));
+    j["cache"] = store ? Json(store->dir()) : Json();
+    j["weights"] = std::move(jweights);
+    j["ignored_entries"] = std::move(diags);
+    Json t = Json::object();
+    t["weights"] = uint64_t(weights.size());
+    t["hits"] = tot.hits;
+    t["misses"] = tot.misses;
+    t["bytes_mapped"] = tot.bytes_mapped;
+    t["bytes_hashed"] = tot.bytes_hashed;
+    t["bytes_to_pack"] = tot.bytes_to_pack;
+    t["memo_hits"] = tot.memo_hits;
+    t["seconds"] = seconds;
+    j["totals"] = std::move(t);
+    std::printf("%s\n", j.dump().c_str());
+  } else {
+    std::printf("host: %s (%s%s), runtime %s %s, verify %s\n",
+                host.architecture.to_string().c_str(), host.pretended ? "--arch" : "detected",
+                host.isa_cap
+                    ? (", capped at " + std::string(device::isa_level_name(*host.isa_cap))).c_str()
+                    : "",
+                opts.runtime_name.c_str(), opts.runtime_version.c_str(),
+                std::string(resolve::verify_policy_name(opts.verify)).c_str());
+    std::fputs(text.c_str(), stdout);
+    for (const check::Diagnostic& d : resolver.diagnostics()) {
+      std::printf("ignored: %s: %s [%s]\n", d.path.c_str(), d.message.c_str(), d.rule.c_str());
+    }
+    std::printf(
+        "totals: %zu weights, %llu hits, %llu misses; mapped %s, hashed %s, to pack %s; %.3f s\n",
+        weights.size(), (unsigned long long)tot.hits, (unsigned long long)tot.misses,
+        human_bytes(tot.bytes_mapped).c_str(), human_bytes(tot.bytes_hashed).c_str(),
+        human_bytes(tot.bytes_to_pack).c_str(), seconds);
+  }
+  return args.has("fail-on-miss") && tot.misses > 0 ? kExitFindings : kExitOk;
 }
 
 }  // namespace onnx_prepack::cli

@@ -1,8 +1,10 @@
 #include "cli/struct_type_summary.h"
 
+#include "types/struct_type.h"
+
 namespace onnx_prepack::cli {
 
-base::Json struct_type_summary(const onnx::ModelProto&, const onnx::StructTypeProto& type) {
+base::Json struct_type_summary(const onnx::ModelProto& model, const onnx::StructTypeProto& type) {
   base::Json o = base::Json::object();
   o["name"] = type.name();
   const char* kind = "unset";
@@ -20,8 +22,12 @@ base::Json struct_type_summary(const onnx::ModelProto&, const onnx::StructTypePr
   base::Json params = base::Json::array();
   for (const auto& d : type.dims_param()) params.push_back(d);
   o["dims_param"] = std::move(params);
-  // Static byte size: filled in by the types layer (struct_type_size) once it lands.
-  o["byte_size"] = nullptr;
+  // Static byte size; null with dimension parameters or when the type is invalid.
+  if (auto size = types::static_byte_size(model, type)) {
+    o["byte_size"] = *size;
+  } else {
+    o["byte_size"] = nullptr;
+  }
   return o;
 }
 

@@ -1,0 +1,102 @@
+// Single-precision GEMM on a pre-packed B (docs/formats.md).
+//
+// Packed B ("panels"): B is the logical K x N right operand of C = A B. Its
+// columns are cut into ceil(N / NR) panels of NR columns; panel p holds rows
+// k = 0..K-1 of its NR columns, row-major, so the panel is one contiguous
+// K x NR block and panel p starts at float offset p * K * NR. Columns past N in
+// the last panel are zero. The driver cuts K into blocks that start at
+// k0 * NR inside each panel, so the format does not depend on the K blocking.
+//
+// Microkernel contract (one per ISA, MR x NR registers):
+//   c[i][j] for i < mr <= MR, j < nr <= NR over k < kc, with
+//   a  packed A micro-panel, a[k * mr + i] (row stride = mr, tight),
+//   b  panel slice, b[k * NR + j], all NR columns readable,
+//   c  row-major with row stride ldc; only nr columns are read or written.
+// Every element is one fused-multiply-add chain over k in increasing order,
+// started from 0 (or continued from c when kAccumulate), so results do not
+// depend on blocking, threading or ISA: ref, AVX2 and AVX-512 agree bit for bit.
+// With kFinal the epilogue runs after the chain: v = alpha * v (when alpha != 1),
+// then v = fma(beta, bias[i * bias_rs + j * bias_cs], v) when bias is set.
+//
+// Per-ISA files (f32_gemm_6x16_avx2.cc, f32_gemm_14x32_avx512.cc) include
+// only this header; f32_gemm_ref.cc is the portable twin of every tile.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "device/cpu_features.h"
+
+namespace onnx_prepack::kernels {
+
+inline constexpr uint32_t kGemmAccumulate = 1;  // continue the chain from c
+inline constexpr uint32_t kGemmFinal = 2;       // apply alpha / bias after the chain
+
+struct F32GemmEpilogue {
+  float alpha = 1.0f;
+  float beta = 1.0f;
+  const float* bias = nullptr;  // already offset to this tile's (row 0, col 0)
+  ptrdiff_t bias_rs = 0;        // row stride in elements (0 = broadcast)
+  ptrdiff_t bias_cs = 0;        // column stride: 0 (broadcast) or 1
+};
+
+using F32GemmUkernel = void (*)(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
+                                float* c, size_t ldc, uint32_t flags, const F32GemmEpilogue* ep);
+
+// Microkernels. The _ref twins take the same arguments for their tile.
+void f32_gemm_6x16_avx2(size_t mr, size_t nr, size_t kc, const float* a, const float* b, float* c,
+                        size_t ldc, uint32_t flags, const F32GemmEpilogue* ep);
+void f32_gemm_14x32_avx512(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
+                           float* c, size_t ldc, uint32_t flags, const F32GemmEpilogue* ep);
+void f32_gemm_6x16_ref(size_t mr, size_t nr, size_t kc, const float* a, const float* b, float* c,
+                       size_t ldc, uint32_t flags, const F32GemmEpilogue* ep);
+void f32_gemm_14x32_ref(size_t mr, size_t nr, size_t kc, const float* a, const float* b, float* c,
+                        size_t ldc, uint32_t flags, const F32GemmEpilogue* ep);
+
+// One table for dispatch, tests and benchmarks.
+struct F32GemmKernel {
+  const char* name;
+  device::IsaLevel isa;
+  uint32_t mr;
+  uint32_t nr;
+  F32GemmUkernel fn;
+};
+
+inline constexpr F32GemmKernel kF32GemmKernels[] = {
+    {"f32_gemm_14x32_avx512", device::IsaLevel::kAvx512, 14, 32, f32_gemm_14x32_avx512},
+    {"f32_gemm_6x16_avx2", device::IsaLevel::kAvx2, 6, 16, f32_gemm_6x16_avx2},
+    {"f32_gemm_14x32_ref", device::IsaLevel::kRef, 14, 32, f32_gemm_14x32_ref},
+    {"f32_gemm_6x16_ref", device::IsaLevel::kRef, 6, 16, f32_gemm_6x16_ref},
+};
+
+// The best kernel reading panels of `nr` columns on a host with `level`;
+// nullptr when no kernel has that panel width.
+const F32GemmKernel* f32_gemm_select(uint32_t nr, device::IsaLevel level);
+
+// ---- B packing ----
+
+enum class PackSourceLayout : uint32_t {
+  kKN = 0,  // B stored K x N row-major: MatMul B, Gemm B with transB = 0
+  kNK = 1,  // B stored N x K row-major: Gemm B with transB = 1
+};
+enum class PackSourceType : uint32_t { kFloat = 0, kFloat16 = 1 };
+
+struct F32PackBArgs {
+  const void* src;  // FLOAT or FLOAT16 (IEEE binary16 bits), layout as given
+  PackSourceLayout layout;
+  PackSourceType type;
+  size_t k;
+  size_t n;
+  size_t nr;   // panel width, a multiple of 8
+  float* dst;  // ceil(n / nr) * k * nr floats
+};
+
+// Pack panels [panel_begin, panel_end). Every variant writes identical bytes;
+// FLOAT16 is widened exactly. The _avx2 variant needs AVX2 + F16C.
+void f32_pack_b_ref(const F32PackBArgs* args, size_t panel_begin, size_t panel_end);
+void f32_pack_b_avx2(const F32PackBArgs* args, size_t panel_begin, size_t panel_end);
+
+// Exact binary16 -> binary32 (portable).
+float f16_bits_to_f32(uint16_t h);
+
+}  // namespace onnx_prepack::kernels

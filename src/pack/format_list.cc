@@ -1,0 +1,93 @@
+#include "pack/format_list.h"
+
+#include <string>
+
+#include "kernels/f32_gemm/gemm_driver.h"
+
+namespace onnx_prepack::pack {
+namespace {
+
+constexpr const GemmBFormat* kOrder[] = {
+    &kF32GemmBN32[0], &kF32GemmBN32[1], &kF32GemmBN32[2], &kF32GemmBN32[3],
+    &kF32GemmBN16[0], &kF32GemmBN16[1], &kF32GemmBN16[2], &kF32GemmBN16[3],
+};
+
+}  // namespace
+
+std::span<const GemmBFormat* const> gemm_b_formats() { return kOrder; }
+
+const GemmBFormat* find_gemm_b_format(std::string_view name) {
+  for (const GemmBFormat* f : kOrder) {
+    if (f->name == name) return f;
+  }
+  return nullptr;
+}
+
+std::vector<const GemmBFormat*> gemm_b_formats_for(kernels::PackSourceLayout layout,
+                                                   int32_t source_type, device::IsaLevel level) {
+  std::vector<const GemmBFormat*> out;
+  for (const GemmBFormat* f : kOrder) {
+    if (f->layout == layout && f->source_type == source_type && f->isa <= level) out.push_back(f);
+  }
+  return out;
+}
+
+const GemmBFormat* gemm_b_runtime_format(kernels::PackSourceLayout layout, int32_t source_type,
+                                         device::IsaLevel level) {
+  auto native = gemm_b_formats_for(layout, source_type, level);
+  if (!native.empty()) return native.front();
+  for (const GemmBFormat* f : kOrder) {
+    if (f->layout == layout && f->source_type == source_type && f->nr == 16) return f;
+  }
+  return nullptr;
+}
+
+std::vector<resolve::AcceptableFormat> gemm_b_acceptable_formats(kernels::PackSourceLayout layout,
+                                                                 int32_t source_type,
+                                                                 device::IsaLevel level) {
+  std::vector<resolve::AcceptableFormat> out;
+  for (const GemmBFormat* f : gemm_b_formats_for(layout, source_type, level)) {
+    resolve::AcceptableFormat a;
+    a.name = std::string(f->name);
+    a.format_version = std::string(f->version);
+    a.required_architecture = std::string(f->architecture);
+    a.check_dims = [f](const onnx::TensorProto& source, const onnx::StructTypeProto& type,
+                       std::span<const uint64_t> dims) {
+      return gemm_b_check_entry(*f, type, dims, source.data_type(),
+                                std::span<const int64_t>(source.dims().data(), source.dims_size()));
+    };
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+Status run_gemm(const PackedGemmB& b, const GemmCall& call, base::ThreadPool* pool) {
+  if (b.format == nullptr) return invalid_argument("gemm: packed b has no format");
+  const uint64_t need = gemm_b_payload_bytes(*b.format, b.k, b.n);
+  if (b.payload.size() != need) {
+    return invalid_argument("gemm: packed b of format '" + std::string(b.format->name) + "' is " +
+                            std::to_string(b.payload.size()) + " bytes, k " + std::to_string(b.k) +
+                            " x n " + std::to_string(b.n) + " needs " + std::to_string(need));
+  }
+  if (reinterpret_cast<uintptr_t>(b.payload.data()) % alignof(float) != 0) {
+    return invalid_argument("gemm: packed b of format '" + std::string(b.format->name) +
+                            "' is not 4-byte aligned");
+  }
+  kernels::F32GemmArgs g;
+  g.m = call.m;
+  g.a = call.a;
+  g.lda = call.lda;
+  g.b = {reinterpret_cast<const float*>(b.payload.data()), b.k, b.n, b.format->nr};
+  g.c = call.c;
+  g.ldc = call.ldc;
+  g.alpha = call.alpha;
+  g.beta = call.beta;
+  g.bias = call.bias;
+  g.bias_rs = call.bias_rs;
+  g.bias_cs = call.bias_cs;
+  kernels::F32GemmOptions o;
+  o.pool = pool;
+  return kernels::f32_gemm(g, o);
+}
+
+}  // namespace onnx_prepack::pack

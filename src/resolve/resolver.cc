@@ -1,0 +1,542 @@
+// The resolver (SPEC 4.3, 6, 7.2): per pack request, every candidate entry is
+// tested rule by rule, cheap rules first and the digest last, so a load hashes
+// a source only when some entry for it could otherwise be used. Resolve layer.
+#include "resolve/resolver.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "base/json.h"
+#include "format/tensor_info.h"
+#include "types/struct_type.h"
+
+namespace onnx_prepack::resolve {
+namespace {
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+std::string metadata_value(
+    const google::protobuf::RepeatedPtrField<onnx::StringStringEntryProto>& m,
+    std::string_view key) {
+  for (const auto& kv : m) {
+    if (kv.key() == key) return kv.value();
+  }
+  return "";
+}
+
+MissReason reason_of(device::DeviceMismatch m) {
+  switch (m) {
+    case device::DeviceMismatch::kRuntime:
+      return MissReason::kUnknownRuntime;
+    case device::DeviceMismatch::kRuntimeVersion:
+      return MissReason::kRuntimeVersion;
+    case device::DeviceMismatch::kMetadata:
+      return MissReason::kUnknownMetadata;
+    default:
+      return MissReason::kIncompatibleDevice;
+  }
+}
+
+// How far a candidate got through the rules: the miss reported for a weight is
+// the one of the candidate that got furthest (ties: earliest entry).
+int progress(MissReason r) {
+  switch (r) {
+    case MissReason::kBadDeviceIndex:
+      return 1;
+    case MissReason::kInvalidEntry:
+      return 2;
+    case MissReason::kIncompatibleDevice:
+      return 3;
+    case MissReason::kUnknownRuntime:
+      return 4;
+    case MissReason::kRuntimeVersion:
+      return 5;
+    case MissReason::kUnknownMetadata:
+      return 6;
+    case MissReason::kUnknownFormat:
+      return 7;
+    case MissReason::kFormatVersion:
+      return 8;
+    case MissReason::kFormatMismatch:
+      return 9;
+    case MissReason::kUnknownAlgorithm:
+      return 10;
+    case MissReason::kSourceUnreadable:
+      return 11;
+    case MissReason::kStaleDigest:
+      return 12;
+    default:
+      return 0;
+  }
+}
+
+std::string digest_bytes(const digest::Digest& d) {
+  return std::string(reinterpret_cast<const char*>(d.data()), d.size());
+}
+
+}  // namespace
+
+Resolver::Resolver(const format::Model& model, device::HostDescription host,
+                   ResolverOptions options)
+    : model_(model), host_(std::move(host)), options_(std::move(options)) {
+  if (options_.verify == VerifyPolicy::kMemo) {
+    memo_ = std::make_unique<MemoStore>(
+        options_.memo_dir.empty() ? MemoStore::default_dir() : options_.memo_dir,
+        options_.memo_granularity_ns);
+  }
+  const auto& entries = model_.proto().compiled_tensors();
+  for (int i = 0; i < entries.size(); ++i)
+    entries_by_source_.emplace(entries.Get(i).source_name(), i);
+  if (!entries.empty()) {
+    check::CheckReport report = check::check_model(model_);
+    invalid_entries_ = std::move(report.invalid_compiled_tensors);
+    diagnostics_ = std::move(report.errors);
+  }
+}
+
+Resolver::~Resolver() = default;
+
+Result<digest::Digest> Resolver::source_digest(const onnx::TensorProto& source, int init_index,
+                                               digest::Algorithm algorithm, Resolution& out) {
+  const auto cache_key = std::make_pair(source.name(), static_cast<int>(algorithm));
+  if (auto it = digests_.find(cache_key); it != digests_.end()) return it->second;
+  std::optional<MemoKey> memo_key;
+  if (memo_) {
+    // The identity is taken before hashing: a change during hashing alters it.
+    Result<MemoKey> key = memo_->key_for(model_, init_index, algorithm);
+    if (key.ok()) {
+      memo_key = std::move(key).value();
+      if (std::optional<digest::Digest> d = memo_->lookup(*memo_key, nullptr)) {
+        out.memo_used = true;
+        ++totals_.memo_hits;
+        digests_.emplace(cache_key, *d);
+        return *d;
+      }
+    }
+  }
+  digest::DigestOptions opts;
+  opts.algorithm = algorithm;
+  opts.pool = options_.pool;
+  OP_ASSIGN_OR_RETURN(digest::TensorDigest td,
+                      digest::digest_tensor(
+                          model_, source, format::tensor_context(init_index, source.name()), opts));
+  out.bytes_hashed += td.content_bytes;
+  totals_.bytes_hashed += td.content_bytes;
+  if (memo_key) (void)memo_->record(*memo_key, td.digest);  // best effort: a cache
+  digests_.emplace(cache_key, td.digest);
+  return td.digest;
+}
+
+Resolution Resolver::resolve(const PackRequest& request) {
+  static const bool verbose = [] {
+    const char* v = std::getenv("ONNX_PREPACK_VERBOSE");
+    return v != nullptr && std::string_view(v).find("resolve") != std::string_view::npos;
+  }();
+  Resolution res = resolve_rules(request);
+  if (verbose) {
+    if (res.is_hit()) {
+      const std::string where = res.hit->entry >= 0
+                                    ? "compiled_tensors[" + std::to_string(res.hit->entry) + "]"
+                                    : "cache " + res.hit->cache_path;
+      std::fprintf(stderr,
+                   "onnx-prepack resolve: %s hit %s '%s', %llu bytes mapped, %llu hashed (%s%s)\n",
+                   res.source_name.c_str(), where.c_str(), res.hit->type->name().c_str(),
+                   (unsigned long long)res.bytes_mapped, (unsigned long long)res.bytes_hashed,
+                   std::string(verify_policy_name(res.policy)).c_str(),
+                   res.memo_used  ? ", memo"
+                   : res.verified ? ""
+                                  : ", unverified");
+    } else {
+      std::fprintf(stderr, "onnx-prepack resolve: %s miss %s: %s\n", res.source_name.c_str(),
+                   std::string(miss_reason_id(res.reason)).c_str(), res.detail.c_str());
+    }
+  }
+  return res;
+}
+
+Resolution Resolver::resolve_rules(const PackRequest& request) {
+  Resolution out;
+  out.source_name = request.source_name;
+  out.policy = options_.verify;
+  const onnx::ModelProto& proto = model_.proto();
+  const auto range = entries_by_source_.equal_range(request.source_name);
+  const auto first = range.first, last = range.second;
+
+  auto miss = [&](MissReason r, std::string detail) -> Resolution& {
+    out.reason = r;
+    out.detail = std::move(detail);
+    ++totals_.misses;
+    totals_.bytes_to_pack += out.bytes_to_pack;
+    return out;
+  };
+  // Request-level rules: list the entries, each with the request's reason.
+  auto request_miss = [&](MissReason r, std::string detail) -> Resolution {
+    for (auto it = first; it != last; ++it) {
+      CandidateDecision c;
+      c.entry = it->second;
+      c.origin = "model";
+      c.reason = r;
+      c.detail = detail;
+      out.candidates.push_back(std::move(c));
+    }
+    return std::move(miss(r, std::move(detail)));
+  };
+
+  const int count = model_.count_initializers(request.source_name);
+  if (count == 0) {
+    return request_miss(MissReason::kNotFound,
+                        "no top-level initializer named " + quoted(request.source_name));
+  }
+  const int init_index = model_.initializer_index(request.source_name);
+  const onnx::TensorProto& source = proto.graph().initializer(init_index);
+  out.bytes_to_pack = format::tensor_byte_size(source);
+  if (count > 1) {
+    return request_miss(
+        MissReason::kDuplicateSource,
+        std::to_string(count) + " top-level initializers are named " + quoted(request.source_name));
+  }
+  if (options_.fed_inputs.count(request.source_name) != 0) {
+    return request_miss(MissReason::kOverriddenByInput,
+                        "graph input " + quoted(request.source_name) +
+                            " is fed in this run and overrides the initializer");
+  }
+  if (request.formats.empty()) {
+    return request_miss(MissReason::kNoAcceptableFormat,
+                        "the consumer of " + quoted(request.source_name) +
+                            " reads no persisted format on this host");
+  }
+
+  // Pass 1: the cheap rules, every candidate.
+  struct Survivor {
+    size_t candidate;
+    int rank;
+    digest::Algorithm algorithm;
+    Hit hit;
+  };
+  std::vector<Survivor> survivors;
+  for (auto it = first; it != last; ++it) {
+    const int idx = it->second;
+    const onnx::CompiledTensorProto& ct = proto.compiled_tensors(idx);
+    const std::string ctx = "compiled_tensors[" + std::to_string(idx) + "]";
+    CandidateDecision c;
+    c.entry = idx;
+    c.origin = "model";
+    auto reject = [&](MissReason r, std::string detail) {
+      c.reason = r;
+      c.detail = std::move(detail);
+      out.candidates.push_back(std::move(c));
+    };
+    if (ct.device() < 0 || ct.device() >= proto.devices_size()) {
+      reject(MissReason::kBadDeviceIndex, ctx + ": device " + std::to_string(ct.device()) +
+                                              " is out of range (" +
+                                              std::to_string(proto.devices_size()) + " devices)");
+      continue;
+    }
+    const onnx::DeviceProto& dev = proto.devices(ct.device());
+    c.architecture = dev.architecture();
+    Result<const onnx::StructTypeProto*> type = types::value_type(proto, ct.value());
+    if (type.ok()) {
+      c.format = (*type)->name();
+      c.format_version = metadata_value((*type)->metadata_props(), "format_version");
+    }
+    if (invalid_entries_.count(idx) != 0) {
+      std::string detail = ctx + ": fails the checker";
+      const std::string prefix = ctx;
+      for (const check::Diagnostic& d : diagnostics_) {
+        if (d.path.rfind(prefix, 0) == 0 &&
+            (d.path.size() == prefix.size() || d.path[prefix.size()] == '.')) {
+          detail = d.path + ": " + d.message + " [" + d.rule + "]";
+          break;
+        }
+      }
+      reject(MissReason::kInvalidEntry, std::move(detail));
+      continue;
+    }
+    if (!type.ok()) {
+      reject(MissReason::kInvalidEntry, ctx + ".value: " + type.status().message());
+      continue;
+    }
+    const device::DeviceMatch dm =
+        device::match_device(dev, host_, options_.runtime_name, options_.runtime_version);
+    if (!dm.ok()) {
+      reject(reason_of(dm.mismatch), "devices[" + std::to_string(ct.device()) + "]: " + dm.detail);
+      continue;
+    }
+    int rank = -1;
+    bool name_known = false;
+    for (size_t r = 0; r < request.formats.size(); ++r) {
+      if (request.formats[r].name != c.format) continue;
+      name_known = true;
+      if (request.formats[r].format_version == c.format_version) {
+        rank = static_cast<int>(r);
+        break;
+      }
+    }
+    if (!name_known) {
+      reject(MissReason::kUnknownFormat, ctx + ": format " + quoted(c.format) +
+                                             " is not one the consumer of " +
+                                             quoted(request.source_name) + " reads");
+      continue;
+    }
+    if (rank < 0) {
+      std::string versions;
+      for (const AcceptableFormat& f : request.formats) {
+        if (f.name == c.format)
+          versions += (versions.empty() ? "" : ", ") + quoted(f.format_version);
+      }
+      reject(MissReason::kFormatVersion, ctx + ": format " + quoted(c.format) + " version " +
+                                             quoted(c.format_version) + ", the consumer reads " +
+                                             versions);
+      continue;
+    }
+    c.format_rank = rank;
+    const AcceptableFormat& fmt = request.formats[static_cast<size_t>(rank)];
+    const device::DeviceMatch fm = device::match_architecture(fmt.required_architecture, host_);
+    if (!fm.ok()) {
+      reject(MissReason::kIncompatibleDevice, "format " + quoted(fmt.name) + " needs " + fm.detail);
+      continue;
+    }
+    const onnx::StructProto& value = ct.value();
+    std::vector<uint64_t> dims(value.dims().begin(), value.dims().end());
+    if (fmt.check_dims) {
+      Status s = fmt.check_dims(source, **type, dims);
+      if (!s.ok()) {
+        reject(MissReason::kFormatMismatch, ctx + ": " + s.message());
+        continue;
+      }
+    }
+    Result<uint64_t> want = types::value_byte_size(proto, value);
+    if (!want.ok()) {
+      reject(MissReason::kInvalidEntry, ctx + ".value: " + want.status().message());
+      continue;
+    }
+    Hit hit;
+    hit.entry = idx;
+    hit.format_index = rank;
+    hit.type = *type;
+    hit.dims = dims;
+    hit.device = &dev;
+    if (value.external_data_size() > 0) {
+      Result<format::ExternalSpan> span =
+          model_.resolve_external(value.external_data(), ctx + ".value");
+      if (!span.ok()) {
+        reject(MissReason::kInvalidEntry, span.status().message());
+        continue;
+      }
+      hit.payload = span->bytes();
+      hit.payload_external = true;
+      hit.keep_alive = span->file;
+    } else {
+      hit.payload = {reinterpret_cast<const uint8_t*>(value.raw_data().data()),
+                     value.raw_data().size()};
+    }
+    if (hit.payload.size() != *want) {
+      reject(MissReason::kInvalidEntry, ctx + ": payload is " + std::to_string(hit.payload.size()) +
+                                            " bytes, type " + quoted(c.format) + " needs " +
+                                            std::to_string(*want));
+      continue;
+    }
+    const std::optional<digest::Algorithm> alg = digest::algorithm_from_name(ct.digest_algorithm());
+    if (!alg) {
+      reject(MissReason::kUnknownAlgorithm, ctx + ": digest_algorithm " +
+                                                quoted(ct.digest_algorithm()) +
+                                                " is not implemented (known: blake3, sha256)");
+      continue;
+    }
+    if (ct.source_digest().size() != digest::kDigestSize) {
+      reject(MissReason::kInvalidEntry, ctx + ": source_digest is " +
+                                            std::to_string(ct.source_digest().size()) + " bytes, " +
+                                            std::string(digest::algorithm_name(*alg)) + " gives " +
+                                            std::to_string(digest::kDigestSize));
+      continue;
+    }
+    c.usable = true;  // provisional: the digest decides
+    out.candidates.push_back(std::move(c));
+    survivors.push_back({out.candidates.size() - 1, rank, *alg, std::move(hit)});
+  }
+
+  // Pass 2: the digest, in preference order (format rank, then earliest entry).
+  std::stable_sort(survivors.begin(), survivors.end(),
+                   [](const Survivor& a, const Survivor& b) { return a.rank < b.rank; });
+  Survivor* winner = nullptr;
+  for (Survivor& s : survivors) {
+    CandidateDecision& c = out.candidates[s.candidate];
+    const onnx::CompiledTensorProto& ct = proto.compiled_tensors(c.entry);
+    const std::string ctx = "compiled_tensors[" + std::to_string(c.entry) + "]";
+    if (options_.verify != VerifyPolicy::kOff) {
+      Result<digest::Digest> d = source_digest(source, init_index, s.algorithm, out);
+      if (!d.ok()) {
+        c.usable = false;
+        c.reason = MissReason::kSourceUnreadable;
+        c.detail = d.status().message();
+        continue;
+      }
+      if (digest_bytes(*d) != ct.source_digest()) {
+        c.usable = false;
+        c.reason = MissReason::kStaleDigest;
+        c.detail = ctx + ": source_digest " +
+                   base::hex_lower(reinterpret_cast<const uint8_t*>(ct.source_digest().data()),
+                                   ct.source_digest().size())
+                       .substr(0, 16) +
+                   "... differs from the " + std::string(digest::algorithm_name(s.algorithm)) +
+                   " digest of " + quoted(request.source_name) + " now (" +
+                   base::hex_lower(d->data(), d->size()).substr(0, 16) + "...)";
+        continue;
+      }
+    }
+    if (winner == nullptr) {
+      winner = &s;
+      c.chosen = true;
+    } else {
+      c.reason = MissReason::kNotPreferred;
+      c.detail = "compiled_tensors[" + std::to_string(winner->hit.entry) + "] is preferred";
+    }
+  }
+  if (winner != nullptr) {
+    out.verified = options_.verify != VerifyPolicy::kOff;
+    out.bytes_mapped = winner->hit.payload.size();
+    out.bytes_to_pack = 0;
+    out.hit = std::move(winner->hit);
+    ++totals_.hits;
+    totals_.bytes_mapped += out.bytes_mapped;
+    return out;
+  }
+
+  try_cache(request, source, init_index, out);
+  if (out.hit) return out;
+
+  // The miss: the candidate that got furthest, ties to the earliest entry.
+  const CandidateDecision* best = nullptr;
+  for (const CandidateDecision& c : out.candidates) {
+    if (best == nullptr || progress(c.reason) > progress(best->reason)) best = &c;
+  }
+  if (best == nullptr) {
+    std::string detail = "no compiled entry names " + quoted(request.source_name);
+    if (options_.cache != nullptr && options_.cache->mode() != CacheMode::kOff) {
+      detail += ", and the cache store has none for its formats";
+    }
+    return std::move(miss(MissReason::kNotFound, std::move(detail)));
+  }
+  const MissReason r = best->reason;
+  std::string detail = best->detail;
+  return std::move(miss(r, std::move(detail)));
+}
+
+void Resolver::try_cache(const PackRequest& request, const onnx::TensorProto& source,
+                         int init_index, Resolution& out) {
+  CacheStore* store = options_.cache;
+  if (store == nullptr || store->mode() == CacheMode::kOff) return;
+  Result<digest::Digest> d = source_digest(source, init_index, options_.cache_algorithm, out);
+  if (!d.ok()) return;  // the repack will report the source's problem
+  for (size_t r = 0; r < request.formats.size(); ++r) {
+    const AcceptableFormat& fmt = request.formats[r];
+    CacheKey key;
+    key.algorithm = options_.cache_algorithm;
+    key.source_digest = *d;
+    key.format = fmt.name;
+    key.format_version = fmt.format_version;
+    key.runtime = options_.runtime_name;
+    key.runtime_version = options_.runtime_version;
+    Result<std::optional<CacheEntry>> found = store->lookup(key);
+    if (found.ok() && !found->has_value()) continue;
+    CandidateDecision c;
+    c.origin = store->dir() + "/entries/" + key.id();
+    c.format = fmt.name;
+    c.format_version = fmt.format_version;
+    c.format_rank = static_cast<int>(r);
+    if (!found.ok()) {
+      c.reason = MissReason::kInvalidEntry;
+      c.detail = found.status().message();
+      out.candidates.push_back(std::move(c));
+      continue;
+    }
+    CacheEntry& entry = **found;
+    const onnx::ModelProto& p = entry.model->proto();
+    const onnx::DeviceProto& dev = p.devices(0);
+    c.architecture = dev.architecture();
+    const device::DeviceMatch dm =
+        device::match_device(dev, host_, options_.runtime_name, options_.runtime_version);
+    const device::DeviceMatch fm = device::match_architecture(fmt.required_architecture, host_);
+    if (!dm.ok() || !fm.ok()) {
+      c.reason = dm.ok() ? MissReason::kIncompatibleDevice : reason_of(dm.mismatch);
+      c.detail = dm.ok() ? "format " + quoted(fmt.name) + " needs " + fm.detail : dm.detail;
+      out.candidates.push_back(std::move(c));
+      continue;
+    }
+    const onnx::StructProto& value = p.compiled_tensors(0).value();
+    Result<const onnx::StructTypeProto*> type = types::value_type(p, value);
+    if (!type.ok()) {
+      c.reason = MissReason::kInvalidEntry;
+      c.detail = c.origin + ": " + type.status().message();
+      out.candidates.push_back(std::move(c));
+      continue;
+    }
+    std::vector<uint64_t> dims(value.dims().begin(), value.dims().end());
+    if (fmt.check_dims) {
+      Status s = fmt.check_dims(source, **type, dims);
+      if (!s.ok()) {
+        c.reason = MissReason::kFormatMismatch;
+        c.detail = c.origin + ": " + s.message();
+        out.candidates.push_back(std::move(c));
+        continue;
+      }
+    }
+    c.usable = true;
+    c.chosen = true;
+    out.candidates.push_back(std::move(c));
+    Hit hit;
+    hit.entry = -1;
+    hit.cache_path = entry.path;
+    hit.format_index = static_cast<int>(r);
+    hit.payload = entry.payload;
+    hit.payload_external = true;
+    hit.type = *type;
+    hit.dims = std::move(dims);
+    hit.device = &dev;
+    // Keep both the message (type, device) and the mapping alive.
+    auto holder = std::make_shared<CacheEntry>(std::move(entry));
+    hit.keep_alive = holder;
+    out.verified = true;  // the key is the digest just computed or trusted
+    out.bytes_mapped = hit.payload.size();
+    out.bytes_to_pack = 0;
+    out.hit = std::move(hit);
+    ++totals_.hits;
+    totals_.bytes_mapped += out.bytes_mapped;
+    return;
+  }
+}
+
+Status Resolver::store(const PackRequest& request, const AcceptableFormat& format,
+                       const onnx::StructTypeProto& type, std::span<const uint64_t> dims,
+                       std::span<const uint8_t> payload) {
+  CacheStore* store = options_.cache;
+  if (store == nullptr || store->mode() != CacheMode::kReadWrite) return ok_status();
+  const int init_index = model_.initializer_index(request.source_name);
+  if (init_index < 0 || model_.count_initializers(request.source_name) != 1 ||
+      options_.fed_inputs.count(request.source_name) != 0) {
+    return ok_status();  // nothing a later load could match
+  }
+  const onnx::TensorProto& source = model_.proto().graph().initializer(init_index);
+  Resolution scratch;
+  OP_ASSIGN_OR_RETURN(digest::Digest d,
+                      source_digest(source, init_index, options_.cache_algorithm, scratch));
+  CacheKey key;
+  key.algorithm = options_.cache_algorithm;
+  key.source_digest = d;
+  key.format = format.name;
+  key.format_version = format.format_version;
+  key.runtime = options_.runtime_name;
+  key.runtime_version = options_.runtime_version;
+  onnx::DeviceProto dev;
+  dev.set_type(host_.device_type);
+  dev.set_architecture(format.required_architecture.empty()
+                           ? std::string(device::machine_name(host_.architecture.machine))
+                           : format.required_architecture);
+  dev.set_runtime(options_.runtime_name);
+  dev.set_runtime_version(options_.runtime_version);
+  onnx::StructTypeProto t = type;
+  return store->publish(key, request.source_name, dev, t, dims, payload);
+}
+
+}  // namespace onnx_prepack::resolve

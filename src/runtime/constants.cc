@@ -1,0 +1,104 @@
+#include "runtime/constants.h"
+
+#include <cstring>
+
+namespace onnx_prepack::runtime {
+namespace {
+
+template <typename Src, typename Dst>
+void copy_typed(const google::protobuf::RepeatedField<Src>& src, HostTensor& t) {
+  Dst* d = static_cast<Dst*>(t.mutable_data());
+  for (int i = 0; i < src.size(); ++i) d[i] = static_cast<Dst>(src.Get(i));
+}
+
+}  // namespace
+
+Result<HostTensor> host_tensor_from_proto(const onnx::TensorProto& t, const format::Model* model,
+                                          std::string_view context,
+                                          std::shared_ptr<const void> keep_alive) {
+  int32_t dt = t.data_type();
+  size_t width = dtype_size(dt);
+  if (width == 0) {
+    return unimplemented(std::string(context) + ": element type " + dtype_name(dt) +
+                         " is not supported by the runtime");
+  }
+  Shape shape(t.dims().begin(), t.dims().end());
+  for (int64_t d : shape) {
+    if (d < 0)
+      return invalid_argument(std::string(context) + ": negative dimension " + std::to_string(d));
+  }
+  if (t.has_segment())
+    return unimplemented(std::string(context) + ": segmented tensors are not supported");
+  int64_t n = shape_numel(shape);
+  uint64_t bytes = uint64_t(n) * width;
+  auto storage = format::storage_of(t);
+  if (storage == format::Storage::kRaw || storage == format::Storage::kExternal) {
+    std::span<const uint8_t> span;
+    std::shared_ptr<const void> keep = keep_alive;
+    if (storage == format::Storage::kRaw) {
+      span = {reinterpret_cast<const uint8_t*>(t.raw_data().data()), t.raw_data().size()};
+    } else {
+      if (model == nullptr)
+        return invalid_argument(std::string(context) + ": external data is not allowed here");
+      OP_ASSIGN_OR_RETURN(auto tb, model->tensor_bytes(t, context));
+      span = tb.bytes;
+      keep = tb.file;
+    }
+    if (span.size() != bytes) {
+      return data_loss(std::string(context) + ": holds " + std::to_string(span.size()) +
+                       " bytes, " + dtype_name(dt) + shape_string(shape) + " needs " +
+                       std::to_string(bytes));
+    }
+    if (reinterpret_cast<uintptr_t>(span.data()) % width == 0) {
+      return HostTensor::borrow(dt, shape, span.data(), std::move(keep));
+    }
+    auto h = HostTensor::allocate(dt, shape);
+    if (bytes) std::memcpy(h.mutable_data(), span.data(), bytes);
+    return h;
+  }
+  auto h = HostTensor::allocate(dt, shape);
+  auto mismatch = [&](int have) {
+    return data_loss(std::string(context) + ": holds " + std::to_string(have) + " values, " +
+                     shape_string(shape) + " needs " + std::to_string(n));
+  };
+  switch (dt) {
+    case kFloat:
+      if (t.float_data_size() != n) return mismatch(t.float_data_size());
+      copy_typed<float, float>(t.float_data(), h);
+      break;
+    case kDouble:
+      if (t.double_data_size() != n) return mismatch(t.double_data_size());
+      copy_typed<double, double>(t.double_data(), h);
+      break;
+    case kInt64:
+      if (t.int64_data_size() != n) return mismatch(t.int64_data_size());
+      copy_typed<int64_t, int64_t>(t.int64_data(), h);
+      break;
+    case kUint32:
+    case kUint64:
+      if (t.uint64_data_size() != n) return mismatch(t.uint64_data_size());
+      if (dt == kUint32)
+        copy_typed<uint64_t, uint32_t>(t.uint64_data(), h);
+      else
+        copy_typed<uint64_t, uint64_t>(t.uint64_data(), h);
+      break;
+    default: {  // int32, int16, int8, uint16, uint8, bool, float16, bfloat16 in int32_data
+      if (width > 4)
+        return unimplemented(std::string(context) + ": typed storage of " + dtype_name(dt));
+      if (t.int32_data_size() != n) return mismatch(t.int32_data_size());
+      void* d = h.mutable_data();
+      for (int64_t i = 0; i < n; ++i) {
+        int32_t v = t.int32_data(int(i));
+        if (width == 1)
+          static_cast<uint8_t*>(d)[i] = uint8_t(v);
+        else if (width == 2)
+          static_cast<uint16_t*>(d)[i] = uint16_t(v);
+        else
+          static_cast<int32_t*>(d)[i] = v;
+      }
+    }
+  }
+  return h;
+}
+
+}  // namespace onnx_prepack::runtime

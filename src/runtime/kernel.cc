@@ -1,0 +1,123 @@
+#include "runtime/kernel.h"
+
+#include <algorithm>
+
+namespace onnx_prepack::runtime {
+
+Result<const ValueDesc*> BuildContext::require_input(int i) const {
+  if (!has_input(i)) {
+    return error("input " + std::to_string(i) + " is required");
+  }
+  return inputs_[size_t(i)];
+}
+
+Result<std::vector<int64_t>> BuildContext::const_ints(int i, std::string_view what) const {
+  OP_ASSIGN_OR_RETURN(const ValueDesc* d, require_input(i));
+  if (d->value == nullptr) {
+    return error(std::string(what) + " (input " + std::to_string(i) + " '" + d->name +
+                 "') must be known before running: a constant or computed from shapes");
+  }
+  auto r = to_int64_vector(*d->value, what);
+  if (!r.ok()) return r.status().with_context(where());
+  return r;
+}
+
+void BuildContext::set_output(int i, int32_t dtype, Shape shape) {
+  if (i >= output_count()) return;
+  auto& o = outputs_[size_t(i)];
+  o.dtype = dtype;
+  o.shape = std::move(shape);
+  o.set = true;
+}
+
+void BuildContext::set_output_value(int i, HostTensor value) {
+  if (i >= output_count()) return;
+  set_output(i, value.dtype(), value.shape());
+  outputs_[size_t(i)].value = std::move(value);
+}
+
+const onnx::AttributeProto* BuildContext::attr(std::string_view name) const {
+  for (const auto& a : node_.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+int64_t BuildContext::attr_int(std::string_view name, int64_t fallback) const {
+  const auto* a = attr(name);
+  return a ? a->i() : fallback;
+}
+
+float BuildContext::attr_float(std::string_view name, float fallback) const {
+  const auto* a = attr(name);
+  return a ? a->f() : fallback;
+}
+
+std::optional<std::vector<int64_t>> BuildContext::attr_ints(std::string_view name) const {
+  const auto* a = attr(name);
+  if (a == nullptr) return std::nullopt;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::string BuildContext::attr_string(std::string_view name, std::string fallback) const {
+  const auto* a = attr(name);
+  return a ? a->s() : fallback;
+}
+
+std::string BuildContext::where() const {
+  return "node '" + node_.name() + "' (" + node_.op_type() + ")";
+}
+
+Result<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      return invalid_argument("shapes " + shape_string(a) + " and " + shape_string(b) +
+                              " do not broadcast (dimension " + std::to_string(i) + ": " +
+                              std::to_string(da) + " vs " + std::to_string(db) + ")");
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Result<int64_t> normalize_axis(int64_t axis, int64_t rank, const BuildContext& ctx) {
+  if (axis < -rank || axis >= rank) {
+    return ctx.error("axis " + std::to_string(axis) + " is out of range for rank " +
+                     std::to_string(rank));
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+namespace {
+
+std::vector<OpEntry> all_ops() {
+  std::vector<OpEntry> v;
+  for (auto list :
+       {elementwise_ops(), matmul_ops(), normalization_ops(), shape_ops(), data_movement_ops()}) {
+    v.insert(v.end(), list.begin(), list.end());
+  }
+  return v;
+}
+
+}  // namespace
+
+const OpEntry* find_op(std::string_view op_type) {
+  static const std::vector<OpEntry> ops = all_ops();
+  for (const auto& e : ops) {
+    if (op_type == e.op_type) return &e;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> supported_ops() {
+  std::vector<std::string> names;
+  for (const auto& e : all_ops()) names.push_back(e.op_type);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace onnx_prepack::runtime

@@ -1,0 +1,143 @@
+// The interface between the planner and the operators. At plan time an op's
+// builder sees its inputs' types, shapes and (when known) values, sets its
+// outputs' types and shapes, and returns a Kernel bound to those shapes. At run
+// time the kernel only gets the data pointers.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "onnx_prepack.pb.h"
+#include "onnx_prepack/status.h"
+#include "runtime/tensor.h"
+
+namespace onnx_prepack::runtime {
+
+struct KernelIO {
+  std::span<void* const> in;  // nullptr for an absent optional input
+  std::span<void* const> out;
+  base::ThreadPool* pool = nullptr;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual void run(const KernelIO& io) const = 0;
+};
+
+// A kernel from a lambda, for the many ops whose run is a few lines.
+class FnKernel final : public Kernel {
+ public:
+  explicit FnKernel(std::function<void(const KernelIO&)> fn) : fn_(std::move(fn)) {}
+  void run(const KernelIO& io) const override { fn_(io); }
+
+ private:
+  std::function<void(const KernelIO&)> fn_;
+};
+
+// What a MatMul/Gemm kernel asks of the session for a constant B operand:
+// a prepared (packed) form, from the cache or packed now. Implemented by the
+// executor; null when weight preparation is disabled.
+class WeightPreparer;
+
+// Input/output description seen by a builder.
+struct ValueDesc {
+  int32_t dtype = kUndefined;
+  Shape shape;
+  const Tensor* value = nullptr;  // known at plan time (initializer, constant, folded)
+  std::string name;
+  bool is_initializer = false;  // an initializer not overridden by a graph input
+};
+
+class BuildContext {
+ public:
+  BuildContext(const onnx::NodeProto& node, int opset, std::vector<const ValueDesc*> inputs,
+               WeightPreparer* weights)
+      : node_(node), opset_(opset), inputs_(std::move(inputs)), weights_(weights) {
+    outputs_.resize(size_t(node.output_size()));
+  }
+
+  const onnx::NodeProto& node() const { return node_; }
+  int opset() const { return opset_; }
+  WeightPreparer* weights() const { return weights_; }
+
+  // Inputs; an empty name counts as absent.
+  int input_count() const { return int(inputs_.size()); }
+  bool has_input(int i) const { return i < input_count() && inputs_[size_t(i)] != nullptr; }
+  const ValueDesc& input(int i) const { return *inputs_[size_t(i)]; }
+  const Tensor* input_value(int i) const {
+    return has_input(i) ? inputs_[size_t(i)]->value : nullptr;
+  }
+  int output_count() const { return int(outputs_.size()); }
+
+  // Required input, with a clear error when missing.
+  Result<const ValueDesc*> require_input(int i) const;
+  // An input whose value must be known at plan time (shape, axes, ...), as int64.
+  Result<std::vector<int64_t>> const_ints(int i, std::string_view what) const;
+
+  void set_output(int i, int32_t dtype, Shape shape);
+  // The output is the input's bytes reinterpreted with a new shape (no kernel).
+  void set_alias(int out, int in) { alias_.push_back({out, in}); }
+  // The output's value is known now (e.g. Shape); no kernel needed.
+  void set_output_value(int i, HostTensor value);
+
+  // Attributes.
+  const onnx::AttributeProto* attr(std::string_view name) const;
+  int64_t attr_int(std::string_view name, int64_t fallback) const;
+  float attr_float(std::string_view name, float fallback) const;
+  std::optional<std::vector<int64_t>> attr_ints(std::string_view name) const;
+  std::string attr_string(std::string_view name, std::string fallback) const;
+
+  // "node 'name' (Op)": prefix for errors.
+  std::string where() const;
+  Status error(const std::string& what) const { return invalid_argument(where() + ": " + what); }
+
+  struct Output {
+    int32_t dtype = kUndefined;
+    Shape shape;
+    bool set = false;
+    std::optional<HostTensor> value;
+  };
+  const std::vector<Output>& outputs() const { return outputs_; }
+  const std::vector<std::pair<int, int>>& aliases() const { return alias_; }
+
+ private:
+  const onnx::NodeProto& node_;
+  int opset_;
+  std::vector<const ValueDesc*> inputs_;
+  WeightPreparer* weights_;
+  std::vector<Output> outputs_;
+  std::vector<std::pair<int, int>> alias_;
+};
+
+// Builder: checks the node, sets outputs, returns a kernel (or nullptr when
+// every output is an alias or a known value).
+using OpBuilder = Result<std::unique_ptr<Kernel>> (*)(BuildContext& ctx);
+
+struct OpEntry {
+  const char* op_type;
+  OpBuilder build;
+};
+
+// The registry: every supported operator of the default domain.
+const OpEntry* find_op(std::string_view op_type);
+std::vector<std::string> supported_ops();
+
+// Per-family registration lists (ops/<family>.cc).
+std::span<const OpEntry> elementwise_ops();
+std::span<const OpEntry> matmul_ops();
+std::span<const OpEntry> normalization_ops();
+std::span<const OpEntry> shape_ops();
+std::span<const OpEntry> data_movement_ops();
+
+// Numpy-style broadcast of two shapes.
+Result<Shape> broadcast_shapes(const Shape& a, const Shape& b);
+// Normalises an axis in [-rank, rank) to [0, rank).
+Result<int64_t> normalize_axis(int64_t axis, int64_t rank, const BuildContext& ctx);
+
+}  // namespace onnx_prepack::runtime

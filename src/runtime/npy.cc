@@ -1,0 +1,150 @@
+#include "runtime/npy.h"
+
+#include <cstring>
+
+#include "base/atomic_file.h"
+
+namespace onnx_prepack::runtime {
+namespace {
+
+struct Descr {
+  const char* text;
+  int32_t dtype;
+};
+constexpr Descr kDescrs[] = {
+    {"<f4", kFloat},  {"<f8", kDouble}, {"<f2", kFloat16}, {"<i8", kInt64},
+    {"<i4", kInt32},  {"<i2", kInt16},  {"|i1", kInt8},    {"|u1", kUint8},
+    {"<u2", kUint16}, {"<u4", kUint32}, {"<u8", kUint64},  {"|b1", kBool},
+};
+
+// Value of `'key': ...` in the header dict, up to the next top-level comma/brace.
+std::string dict_value(const std::string& h, const std::string& key) {
+  auto k = h.find("'" + key + "'");
+  if (k == std::string::npos) return "";
+  auto colon = h.find(':', k);
+  if (colon == std::string::npos) return "";
+  size_t i = colon + 1;
+  while (i < h.size() && h[i] == ' ') ++i;
+  int depth = 0;
+  size_t j = i;
+  for (; j < h.size(); ++j) {
+    char c = h[j];
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (depth == 0 && (c == ',' || c == '}')) break;
+    if (depth < 0) break;
+  }
+  if (j < h.size() && h[j] == ')') ++j;
+  return h.substr(i, j - i);
+}
+
+}  // namespace
+
+Result<HostTensor> parse_npy(const std::string& b, const std::string& ctx) {
+  if (b.size() < 10 || std::memcmp(b.data(), "\x93NUMPY", 6) != 0) {
+    return invalid_argument(ctx + ": not a .npy file (bad magic)");
+  }
+  uint8_t major = uint8_t(b[6]);
+  size_t hlen, hstart;
+  if (major == 1) {
+    hlen = uint8_t(b[8]) | size_t(uint8_t(b[9])) << 8;
+    hstart = 10;
+  } else if (major == 2 || major == 3) {
+    if (b.size() < 12) return invalid_argument(ctx + ": truncated header");
+    hlen = 0;
+    for (int i = 0; i < 4; ++i) hlen |= size_t(uint8_t(b[size_t(8 + i)])) << (8 * i);
+    hstart = 12;
+  } else {
+    return invalid_argument(ctx + ": .npy version " + std::to_string(major) + " is not supported");
+  }
+  if (hstart + hlen > b.size())
+    return invalid_argument(ctx + ": header runs past the end of the file");
+  std::string h = b.substr(hstart, hlen);
+  std::string descr = dict_value(h, "descr");
+  std::string fortran = dict_value(h, "fortran_order");
+  std::string shape_text = dict_value(h, "shape");
+  if (descr.size() >= 2 && (descr.front() == '\'' || descr.front() == '"'))
+    descr = descr.substr(1, descr.size() - 2);
+  int32_t dtype = kUndefined;
+  for (const auto& d : kDescrs) {
+    if (descr == d.text ||
+        (descr.size() == 3 && descr[0] == '=' && descr.substr(1) == std::string(d.text).substr(1)))
+      dtype = d.dtype;
+  }
+  if (dtype == kUndefined)
+    return invalid_argument(ctx + ": element type '" + descr + "' is not supported");
+  if (fortran.rfind("False", 0) != 0)
+    return invalid_argument(ctx + ": Fortran-order arrays are not supported");
+  if (shape_text.size() < 2 || shape_text.front() != '(' || shape_text.back() != ')') {
+    return invalid_argument(ctx + ": cannot read the shape '" + shape_text + "'");
+  }
+  Shape shape;
+  std::string inner = shape_text.substr(1, shape_text.size() - 2);
+  size_t p = 0;
+  while (p < inner.size()) {
+    while (p < inner.size() && (inner[p] == ' ' || inner[p] == ',')) ++p;
+    if (p >= inner.size()) break;
+    size_t q = p;
+    int64_t v = 0;
+    while (q < inner.size() && inner[q] >= '0' && inner[q] <= '9') {
+      v = v * 10 + (inner[q] - '0');
+      if (v > (int64_t(1) << 40)) return invalid_argument(ctx + ": dimension too large");
+      ++q;
+    }
+    if (q == p) return invalid_argument(ctx + ": cannot read the shape '" + shape_text + "'");
+    while (q < inner.size() && inner[q] == 'L') ++q;
+    shape.push_back(v);
+    p = q;
+  }
+  size_t data_at = hstart + hlen;
+  uint64_t need = uint64_t(shape_numel(shape)) * dtype_size(dtype);
+  if (b.size() - data_at != need) {
+    return invalid_argument(ctx + ": holds " + std::to_string(b.size() - data_at) +
+                            " data bytes, " + dtype_name(dtype) + shape_string(shape) + " needs " +
+                            std::to_string(need));
+  }
+  auto t = HostTensor::allocate(dtype, shape);
+  if (need) std::memcpy(t.mutable_data(), b.data() + data_at, need);
+  return t;
+}
+
+Result<HostTensor> read_npy(const std::string& path) {
+  OP_ASSIGN_OR_RETURN(auto bytes, base::read_file(path, uint64_t(1) << 36));
+  return parse_npy(std::string(bytes.begin(), bytes.end()), path);
+}
+
+std::string encode_npy(const Tensor& t) {
+  const char* descr = "<f4";
+  for (const auto& d : kDescrs) {
+    if (d.dtype == t.dtype) descr = d.text;
+  }
+  std::string shape = "(";
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    shape += std::to_string(t.shape[i]) + (t.shape.size() == 1      ? ","
+                                           : i + 1 < t.shape.size() ? ", "
+                                                                    : "");
+  shape += ")";
+  std::string header =
+      "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  bool v2 = header.size() + 11 > 65535;
+  size_t pre = v2 ? 12 : 10;
+  size_t total = (pre + header.size() + 1 + 63) / 64 * 64;
+  header.append(total - pre - header.size() - 1, ' ');
+  header.push_back('\n');
+  std::string out("\x93NUMPY", 6);
+  out.push_back(char(v2 ? 2 : 1));
+  out.push_back(0);
+  size_t hl = header.size();
+  for (size_t i = 0; i < (v2 ? 4u : 2u); ++i) out.push_back(char((hl >> (8 * i)) & 0xff));
+  out += header;
+  out.append(static_cast<const char*>(t.data), t.nbytes());
+  return out;
+}
+
+Status write_npy(const std::string& path, const Tensor& t) {
+  std::string bytes = encode_npy(t);
+  return base::write_file_atomically(
+      path, {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
+}
+
+}  // namespace onnx_prepack::runtime

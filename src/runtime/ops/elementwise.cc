@@ -1,0 +1,314 @@
+// Elementwise operators with numpy broadcasting: Add, Sub, Mul, Div, Pow,
+// Equal, Where, and the unary Sqrt, Erf, Tanh, Relu, Sigmoid, Gelu.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "runtime/kernel.h"
+#include "runtime/ops/dispatch.h"
+
+namespace onnx_prepack::runtime {
+namespace {
+
+constexpr int64_t kMinChunk = 16384;
+
+// Runs `inner(out_ptr_index, offsets[], count)` over the broadcast plan.
+template <typename Inner>
+void run_broadcast(const BroadcastPlan& plan, base::ThreadPool* pool, Inner&& inner) {
+  int64_t rows = plan.outer_count();
+  int64_t min_rows = std::max<int64_t>(1, kMinChunk / std::max<int64_t>(1, plan.inner));
+  parallel_range(pool, rows, min_rows, [&](int64_t r0, int64_t r1) {
+    int64_t off[3] = {0, 0, 0};
+    for (int64_t r = r0; r < r1; ++r) {
+      plan.offsets(r, off);
+      inner(r * plan.inner, off, plan.inner);
+    }
+  });
+}
+
+enum class BinOp { kAdd, kSub, kMul, kDiv };
+
+template <typename T, BinOp op>
+inline T apply(T a, T b) {
+  if constexpr (op == BinOp::kAdd) return T(a + b);
+  if constexpr (op == BinOp::kSub) return T(a - b);
+  if constexpr (op == BinOp::kMul) return T(a * b);
+  if constexpr (op == BinOp::kDiv) {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0) return T(0);  // defined here instead of a trap
+      if constexpr (std::is_signed_v<T>) {
+        if (b == T(-1)) return T(T(0) - a);
+      }
+    }
+    return T(a / b);
+  }
+}
+
+template <typename T, BinOp op>
+void binary_inner(const T* a, int64_t sa, const T* b, int64_t sb, T* o, int64_t n) {
+  if (sa == 1 && sb == 1) {
+    for (int64_t i = 0; i < n; ++i) o[i] = apply<T, op>(a[i], b[i]);
+  } else if (sa == 1) {
+    T bv = b[0];
+    for (int64_t i = 0; i < n; ++i) o[i] = apply<T, op>(a[i], bv);
+  } else if (sb == 1) {
+    T av = a[0];
+    for (int64_t i = 0; i < n; ++i) o[i] = apply<T, op>(av, b[i]);
+  } else {
+    o[0] = apply<T, op>(a[0], b[0]);
+    for (int64_t i = 1; i < n; ++i) o[i] = o[0];
+  }
+}
+
+Result<Shape> broadcast_inputs(BuildContext& ctx, int count) {
+  Shape out;
+  for (int i = 0; i < count; ++i) {
+    OP_ASSIGN_OR_RETURN(const ValueDesc* d, ctx.require_input(i));
+    auto r = broadcast_shapes(out, d->shape);
+    if (!r.ok()) return ctx.error(r.status().message());
+    out = *r;
+  }
+  return out;
+}
+
+template <BinOp op>
+Result<std::unique_ptr<Kernel>> build_binary(BuildContext& ctx) {
+  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 2));
+  int32_t dt = ctx.input(0).dtype;
+  if (ctx.input(1).dtype != dt) {
+    return ctx.error("inputs have different types (" + dtype_name(dt) + ", " +
+                     dtype_name(ctx.input(1).dtype) + ")");
+  }
+  ctx.set_output(0, dt, out);
+  auto plan = make_broadcast_plan({ctx.input(0).shape, ctx.input(1).shape}, out);
+  std::unique_ptr<Kernel> k;
+  bool ok = dispatch_numeric(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    k = std::make_unique<FnKernel>([plan](const KernelIO& io) {
+      const T* a = static_cast<const T*>(io.in[0]);
+      const T* b = static_cast<const T*>(io.in[1]);
+      T* o = static_cast<T*>(io.out[0]);
+      run_broadcast(plan, io.pool, [&](int64_t base, const int64_t* off, int64_t n) {
+        binary_inner<T, op>(a + off[0], plan.inner_stride[0], b + off[1], plan.inner_stride[1],
+                            o + base, n);
+      });
+    });
+  });
+  if (!ok) return ctx.error("type " + dtype_name(dt) + " is not supported");
+  return k;
+}
+
+// Pow: base type T, exponent type E (may differ), output T.
+template <typename T, typename E>
+inline T power(T a, E b) {
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<E, float>) {
+    return std::pow(a, b);
+  } else {
+    return T(std::pow(double(a), double(b)));
+  }
+}
+
+Result<std::unique_ptr<Kernel>> build_pow(BuildContext& ctx) {
+  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 2));
+  int32_t dt = ctx.input(0).dtype, et = ctx.input(1).dtype;
+  ctx.set_output(0, dt, out);
+  auto plan = make_broadcast_plan({ctx.input(0).shape, ctx.input(1).shape}, out);
+  // x^2 with a constant scalar exponent is the common case (decomposed LayerNorm).
+  bool square = false;
+  if (const Tensor* e = ctx.input_value(1); e && e->numel() == 1 && dt == kFloat) {
+    if (et == kFloat) square = e->as<float>()[0] == 2.0f;
+    if (et == kDouble) square = e->as<double>()[0] == 2.0;
+  }
+  std::unique_ptr<Kernel> k;
+  bool ok = false;
+  if (square) {
+    ok = true;
+    k = std::make_unique<FnKernel>([plan](const KernelIO& io) {
+      const float* a = static_cast<const float*>(io.in[0]);
+      float* o = static_cast<float*>(io.out[0]);
+      run_broadcast(plan, io.pool, [&](int64_t base, const int64_t* off, int64_t n) {
+        const float* x = a + off[0];
+        int64_t s = plan.inner_stride[0];
+        for (int64_t i = 0; i < n; ++i) o[base + i] = x[i * s] * x[i * s];
+      });
+    });
+  } else {
+    dispatch_numeric(dt, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ok = dispatch_numeric(et, [&](auto etag) {
+        using E = typename decltype(etag)::type;
+        k = std::make_unique<FnKernel>([plan](const KernelIO& io) {
+          const T* a = static_cast<const T*>(io.in[0]);
+          const E* b = static_cast<const E*>(io.in[1]);
+          T* o = static_cast<T*>(io.out[0]);
+          run_broadcast(plan, io.pool, [&](int64_t base, const int64_t* off, int64_t n) {
+            const T* x = a + off[0];
+            const E* y = b + off[1];
+            int64_t sx = plan.inner_stride[0], sy = plan.inner_stride[1];
+            for (int64_t i = 0; i < n; ++i) o[base + i] = power<T, E>(x[i * sx], y[i * sy]);
+          });
+        });
+      });
+    });
+  }
+  if (!ok)
+    return ctx.error("types " + dtype_name(dt) + " ^ " + dtype_name(et) + " are not supported");
+  return k;
+}
+
+Result<std::unique_ptr<Kernel>> build_equal(BuildContext& ctx) {
+  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 2));
+  int32_t dt = ctx.input(0).dtype;
+  if (ctx.input(1).dtype != dt) return ctx.error("inputs have different types");
+  ctx.set_output(0, kBool, out);
+  auto plan = make_broadcast_plan({ctx.input(0).shape, ctx.input(1).shape}, out);
+  std::unique_ptr<Kernel> k;
+  auto make = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    k = std::make_unique<FnKernel>([plan](const KernelIO& io) {
+      const T* a = static_cast<const T*>(io.in[0]);
+      const T* b = static_cast<const T*>(io.in[1]);
+      bool* o = static_cast<bool*>(io.out[0]);
+      run_broadcast(plan, io.pool, [&](int64_t base, const int64_t* off, int64_t n) {
+        int64_t sa = plan.inner_stride[0], sb = plan.inner_stride[1];
+        for (int64_t i = 0; i < n; ++i) o[base + i] = a[off[0] + i * sa] == b[off[1] + i * sb];
+      });
+    });
+  };
+  bool ok = dt == kBool ? (make(TypeTag<bool>{}), true) : dispatch_numeric(dt, make);
+  if (!ok) return ctx.error("type " + dtype_name(dt) + " is not supported");
+  return k;
+}
+
+Result<std::unique_ptr<Kernel>> build_where(BuildContext& ctx) {
+  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 3));
+  if (ctx.input(0).dtype != kBool) return ctx.error("condition must be bool");
+  int32_t dt = ctx.input(1).dtype;
+  if (ctx.input(2).dtype != dt) return ctx.error("X and Y have different types");
+  ctx.set_output(0, dt, out);
+  auto plan =
+      make_broadcast_plan({ctx.input(0).shape, ctx.input(1).shape, ctx.input(2).shape}, out);
+  std::unique_ptr<Kernel> k;
+  bool ok = dispatch_width(dtype_size(dt), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    k = std::make_unique<FnKernel>([plan](const KernelIO& io) {
+      const bool* c = static_cast<const bool*>(io.in[0]);
+      const T* x = static_cast<const T*>(io.in[1]);
+      const T* y = static_cast<const T*>(io.in[2]);
+      T* o = static_cast<T*>(io.out[0]);
+      run_broadcast(plan, io.pool, [&](int64_t base, const int64_t* off, int64_t n) {
+        int64_t sc = plan.inner_stride[0], sx = plan.inner_stride[1], sy = plan.inner_stride[2];
+        for (int64_t i = 0; i < n; ++i) {
+          o[base + i] = c[off[0] + i * sc] ? x[off[1] + i * sx] : y[off[2] + i * sy];
+        }
+      });
+    });
+  });
+  if (!ok) return ctx.error("type " + dtype_name(dt) + " is not supported");
+  return k;
+}
+
+// ---- unary ----
+
+enum class UnOp { kSqrt, kErf, kTanh, kRelu, kSigmoid, kGelu, kGeluTanh };
+
+template <typename T, UnOp op>
+inline T unary(T x) {
+  if constexpr (op == UnOp::kSqrt) return std::sqrt(x);
+  if constexpr (op == UnOp::kErf) return std::erf(x);
+  if constexpr (op == UnOp::kTanh) return std::tanh(x);
+  if constexpr (op == UnOp::kRelu) return x > T(0) ? x : T(0);
+  if constexpr (op == UnOp::kSigmoid) {
+    // Stable for large |x|.
+    if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
+    T e = std::exp(x);
+    return e / (T(1) + e);
+  }
+  if constexpr (op == UnOp::kGelu)
+    return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
+  if constexpr (op == UnOp::kGeluTanh) {
+    return T(0.5) * x *
+           (T(1) + std::tanh(T(0.79788456080286535588) * (x + T(0.044715) * x * x * x)));
+  }
+}
+
+template <UnOp op>
+Result<std::unique_ptr<Kernel>> make_unary(BuildContext& ctx, bool ints_ok) {
+  OP_ASSIGN_OR_RETURN(const ValueDesc* in, ctx.require_input(0));
+  int32_t dt = in->dtype;
+  ctx.set_output(0, dt, in->shape);
+  int64_t n = shape_numel(in->shape);
+  std::unique_ptr<Kernel> k;
+  auto make = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    k = std::make_unique<FnKernel>([n](const KernelIO& io) {
+      const T* x = static_cast<const T*>(io.in[0]);
+      T* o = static_cast<T*>(io.out[0]);
+      parallel_range(io.pool, n, kMinChunk / 4, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) o[i] = unary<T, op>(x[i]);
+      });
+    });
+  };
+  bool ok = false;
+  if (dt == kFloat)
+    ok = (make(TypeTag<float>{}), true);
+  else if (dt == kDouble)
+    ok = (make(TypeTag<double>{}), true);
+  else if (ints_ok) {
+    if constexpr (op == UnOp::kRelu) {
+      ok = dispatch_numeric(dt,
+                            [&](auto tag) {
+                              using T = typename decltype(tag)::type;
+                              if constexpr (std::is_signed_v<T>) make(tag);
+                            }) &&
+           (dt == kInt8 || dt == kInt16 || dt == kInt32 || dt == kInt64);
+    }
+  }
+  if (!ok) return ctx.error("type " + dtype_name(dt) + " is not supported");
+  return k;
+}
+
+Result<std::unique_ptr<Kernel>> build_sqrt(BuildContext& c) {
+  return make_unary<UnOp::kSqrt>(c, false);
+}
+Result<std::unique_ptr<Kernel>> build_erf(BuildContext& c) {
+  return make_unary<UnOp::kErf>(c, false);
+}
+Result<std::unique_ptr<Kernel>> build_tanh(BuildContext& c) {
+  return make_unary<UnOp::kTanh>(c, false);
+}
+Result<std::unique_ptr<Kernel>> build_relu(BuildContext& c) {
+  return make_unary<UnOp::kRelu>(c, true);
+}
+Result<std::unique_ptr<Kernel>> build_sigmoid(BuildContext& c) {
+  return make_unary<UnOp::kSigmoid>(c, false);
+}
+Result<std::unique_ptr<Kernel>> build_gelu(BuildContext& c) {
+  std::string approx = c.attr_string("approximate", "none");
+  if (approx == "none") return make_unary<UnOp::kGelu>(c, false);
+  if (approx == "tanh") return make_unary<UnOp::kGeluTanh>(c, false);
+  return c.error("approximate '" + approx + "' is not 'none' or 'tanh'");
+}
+
+constexpr OpEntry kOps[] = {
+    {"Add", build_binary<BinOp::kAdd>},
+    {"Sub", build_binary<BinOp::kSub>},
+    {"Mul", build_binary<BinOp::kMul>},
+    {"Div", build_binary<BinOp::kDiv>},
+    {"Pow", build_pow},
+    {"Equal", build_equal},
+    {"Where", build_where},
+    {"Sqrt", build_sqrt},
+    {"Erf", build_erf},
+    {"Tanh", build_tanh},
+    {"Relu", build_relu},
+    {"Sigmoid", build_sigmoid},
+    {"Gelu", build_gelu},
+};
+
+}  // namespace
+
+std::span<const OpEntry> elementwise_ops() { return kOps; }
+
+}  // namespace onnx_prepack::runtime

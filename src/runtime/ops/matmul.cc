@@ -1,0 +1,191 @@
+// MatMul (numpy semantics, batched with broadcasting) and Gemm. A constant 2-D
+// float B that is an initializer goes through the session's WeightPreparer.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "runtime/kernel.h"
+#include "runtime/ops/dispatch.h"
+#include "runtime/ops/gemm.h"
+#include "runtime/weights.h"
+
+namespace onnx_prepack::runtime {
+namespace {
+
+// Asks the preparer for B when it is a named constant initializer.
+Result<std::shared_ptr<const PreparedB>> prepared_b(BuildContext& ctx, int index, bool transposed) {
+  const ValueDesc& b = ctx.input(index);
+  if (b.value == nullptr || b.shape.size() != 2 || b.dtype != kFloat) {
+    return std::shared_ptr<const PreparedB>();
+  }
+  if (ctx.weights() != nullptr && b.is_initializer) {
+    auto r = ctx.weights()->prepare(b.name, *b.value, transposed, ctx.node().name());
+    if (!r.ok()) return r.status().with_context(ctx.where());
+    return r;
+  }
+  return std::shared_ptr<const PreparedB>();
+}
+
+Result<std::unique_ptr<Kernel>> build_matmul(BuildContext& ctx) {
+  OP_ASSIGN_OR_RETURN(const ValueDesc* a, ctx.require_input(0));
+  OP_ASSIGN_OR_RETURN(const ValueDesc* b, ctx.require_input(1));
+  if (a->dtype != kFloat || b->dtype != kFloat) {
+    return ctx.error("only float inputs are supported, got " + dtype_name(a->dtype) + " and " +
+                     dtype_name(b->dtype));
+  }
+  if (a->shape.empty() || b->shape.empty()) return ctx.error("inputs must have rank >= 1");
+  Shape as = a->shape, bs = b->shape;
+  bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  if (a_vec) as.insert(as.begin(), 1);
+  if (b_vec) bs.push_back(1);
+  int64_t m = as[as.size() - 2], k = as.back();
+  int64_t kb = bs[bs.size() - 2], n = bs.back();
+  if (k != kb) {
+    return ctx.error("inner dimensions differ: A " + shape_string(a->shape) + ", B " +
+                     shape_string(b->shape));
+  }
+  Shape abatch(as.begin(), as.end() - 2), bbatch(bs.begin(), bs.end() - 2);
+  auto br = broadcast_shapes(abatch, bbatch);
+  if (!br.ok()) return ctx.error("batch dimensions: " + br.status().message());
+  Shape out = *br;
+  Shape batch = out;
+  if (!a_vec) out.push_back(m);
+  if (!b_vec) out.push_back(n);
+  ctx.set_output(0, kFloat, out);
+  int64_t batches = shape_numel(batch);
+
+  // B is one 2-D matrix (no batch dims): A's batch rows fold into M.
+  if (bs.size() == 2) {
+    int64_t rows = shape_numel(abatch) * m;
+    OP_ASSIGN_OR_RETURN(auto prep, b_vec ? Result<std::shared_ptr<const PreparedB>>(
+                                               std::shared_ptr<const PreparedB>())
+                                         : prepared_b(ctx, 1, false));
+    if (prep) {
+      return std::unique_ptr<Kernel>(new FnKernel([prep, rows, k, n](const KernelIO& io) {
+        prep->multiply(rows, static_cast<const float*>(io.in[0]), k, static_cast<float*>(io.out[0]),
+                       n, false, io.pool);
+      }));
+    }
+    return std::unique_ptr<Kernel>(new FnKernel([rows, k, n](const KernelIO& io) {
+      sgemm(rows, n, k, static_cast<const float*>(io.in[0]), k, static_cast<const float*>(io.in[1]),
+            n, static_cast<float*>(io.out[0]), n, false, io.pool);
+    }));
+  }
+  // Batched: per output batch, offsets into A and B.
+  auto sa = broadcast_strides(abatch, batch);
+  auto sb = broadcast_strides(bbatch, batch);
+  std::vector<int64_t> a_off(static_cast<size_t>(batches)), b_off(static_cast<size_t>(batches));
+  for (int64_t i = 0; i < batches; ++i) {
+    int64_t rem = i, oa = 0, ob = 0;
+    for (size_t d = batch.size(); d-- > 0;) {
+      int64_t idx = rem % batch[d];
+      rem /= batch[d];
+      oa += idx * sa[d];
+      ob += idx * sb[d];
+    }
+    a_off[size_t(i)] = oa * m * k;
+    b_off[size_t(i)] = ob * k * n;
+  }
+  return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
+    const float* ap = static_cast<const float*>(io.in[0]);
+    const float* bp = static_cast<const float*>(io.in[1]);
+    float* op = static_cast<float*>(io.out[0]);
+    auto one = [&](int64_t i, base::ThreadPool* pool) {
+      sgemm(m, n, k, ap + a_off[size_t(i)], k, bp + b_off[size_t(i)], n, op + i * m * n, n, false,
+            pool);
+    };
+    // Many small products (attention heads): one per task.
+    if (io.pool && io.pool->size() > 1 && batches >= int64_t(io.pool->size()) &&
+        double(m) * double(n) * double(k) < 4e6) {
+      io.pool->parallel_for(size_t(batches), [&](size_t i, size_t) { one(int64_t(i), nullptr); });
+    } else {
+      for (int64_t i = 0; i < batches; ++i) one(i, io.pool);
+    }
+  }));
+}
+
+Result<std::unique_ptr<Kernel>> build_gemm(BuildContext& ctx) {
+  OP_ASSIGN_OR_RETURN(const ValueDesc* a, ctx.require_input(0));
+  OP_ASSIGN_OR_RETURN(const ValueDesc* b, ctx.require_input(1));
+  if (a->dtype != kFloat || b->dtype != kFloat) return ctx.error("only float inputs are supported");
+  if (a->shape.size() != 2 || b->shape.size() != 2) return ctx.error("A and B must be 2-D");
+  bool ta = ctx.attr_int("transA", 0) != 0, tb = ctx.attr_int("transB", 0) != 0;
+  float alpha = ctx.attr_float("alpha", 1.0f), beta = ctx.attr_float("beta", 1.0f);
+  int64_t m = ta ? a->shape[1] : a->shape[0], k = ta ? a->shape[0] : a->shape[1];
+  int64_t kb = tb ? b->shape[1] : b->shape[0], n = tb ? b->shape[0] : b->shape[1];
+  if (k != kb) {
+    return ctx.error("inner dimensions differ: A " + shape_string(a->shape) + ", B " +
+                     shape_string(b->shape) + " (transA " + std::to_string(ta) + ", transB " +
+                     std::to_string(tb) + ")");
+  }
+  Shape out{m, n};
+  bool has_c = ctx.has_input(2);
+  BroadcastPlan cplan;
+  if (has_c) {
+    const ValueDesc& c = ctx.input(2);
+    if (c.dtype != kFloat) return ctx.error("C must be float");
+    auto r = broadcast_shapes(c.shape, out);
+    if (!r.ok() || *r != out) {
+      return ctx.error("C " + shape_string(c.shape) + " does not broadcast to " +
+                       shape_string(out));
+    }
+    cplan = make_broadcast_plan({c.shape}, out);
+  }
+  ctx.set_output(0, kFloat, out);
+  OP_ASSIGN_OR_RETURN(auto prep, prepared_b(ctx, 1, tb));
+  if (!prep && tb && ctx.input_value(1) != nullptr) {
+    prep = make_plain_b(*ctx.input_value(1), true, nullptr);  // transposed once, at plan time
+  }
+  return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
+    const float* ap = static_cast<const float*>(io.in[0]);
+    float* y = static_cast<float*>(io.out[0]);
+    std::vector<float> at;
+    if (ta) {  // [K, M] -> [M, K]
+      at.resize(size_t(m * k));
+      for (int64_t i = 0; i < k; ++i) {
+        for (int64_t j = 0; j < m; ++j) at[size_t(j * k + i)] = ap[i * m + j];
+      }
+      ap = at.data();
+    }
+    if (prep) {
+      prep->multiply(m, ap, k, y, n, false, io.pool);
+    } else {
+      const float* bp = static_cast<const float*>(io.in[1]);
+      std::vector<float> bt;
+      if (tb) {  // [N, K] -> [K, N]
+        bt.resize(size_t(k * n));
+        for (int64_t i = 0; i < n; ++i) {
+          for (int64_t j = 0; j < k; ++j) bt[size_t(j * n + i)] = bp[i * k + j];
+        }
+        bp = bt.data();
+      }
+      sgemm(m, n, k, ap, k, bp, n, y, n, false, io.pool);
+    }
+    if (alpha != 1.0f) {
+      for (int64_t i = 0; i < m * n; ++i) y[i] *= alpha;
+    }
+    if (has_c && beta != 0.0f) {
+      const float* c = static_cast<const float*>(io.in[2]);
+      int64_t rows = cplan.outer_count();
+      int64_t off[1];
+      for (int64_t r = 0; r < rows; ++r) {
+        cplan.offsets(r, off);
+        float* yr = y + r * cplan.inner;
+        const float* cr = c + off[0];
+        if (cplan.inner_stride[0] == 1) {
+          for (int64_t j = 0; j < cplan.inner; ++j) yr[j] += beta * cr[j];
+        } else {
+          for (int64_t j = 0; j < cplan.inner; ++j) yr[j] += beta * cr[0];
+        }
+      }
+    }
+  }));
+}
+
+constexpr OpEntry kOps[] = {{"MatMul", build_matmul}, {"Gemm", build_gemm}};
+
+}  // namespace
+
+std::span<const OpEntry> matmul_ops() { return kOps; }
+
+}  // namespace onnx_prepack::runtime

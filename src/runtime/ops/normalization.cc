@@ -1,0 +1,239 @@
+// Softmax, LayerNormalization and ReduceMean (the pieces of a decomposed
+// LayerNorm).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "runtime/kernel.h"
+#include "runtime/ops/dispatch.h"
+
+namespace onnx_prepack::runtime {
+namespace {
+
+Result<std::unique_ptr<Kernel>> build_softmax(BuildContext& ctx) {
+  OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
+  if (x->dtype != kFloat) return ctx.error("only float is supported, got " + dtype_name(x->dtype));
+  int64_t rank = int64_t(x->shape.size());
+  ctx.set_output(0, kFloat, x->shape);
+  int64_t outer = 1, len = 1, inner = 1;
+  if (rank == 0) {
+    len = 1;
+  } else if (ctx.opset() < 13) {  // coerced to 2-D at `axis`
+    OP_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis", 1), rank, ctx));
+    for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : len) *= x->shape[size_t(i)];
+  } else {
+    OP_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis", -1), rank, ctx));
+    for (int64_t i = 0; i < rank; ++i) {
+      if (i < axis)
+        outer *= x->shape[size_t(i)];
+      else if (i == axis)
+        len = x->shape[size_t(i)];
+      else
+        inner *= x->shape[size_t(i)];
+    }
+  }
+  return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
+    const float* in = static_cast<const float*>(io.in[0]);
+    float* out = static_cast<float*>(io.out[0]);
+    int64_t rows = outer * inner;
+    parallel_range(io.pool, rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(len, 1)),
+                   [&](int64_t r0, int64_t r1) {
+                     for (int64_t r = r0; r < r1; ++r) {
+                       int64_t o = r / inner, i = r % inner;
+                       const float* xr = in + o * len * inner + i;
+                       float* yr = out + o * len * inner + i;
+                       float mx = -INFINITY;
+                       for (int64_t j = 0; j < len; ++j) mx = std::max(mx, xr[j * inner]);
+                       float sum = 0.0f;
+                       for (int64_t j = 0; j < len; ++j) {
+                         float e = std::exp(xr[j * inner] - mx);
+                         yr[j * inner] = e;
+                         sum += e;
+                       }
+                       float inv = 1.0f / sum;
+                       for (int64_t j = 0; j < len; ++j) yr[j * inner] *= inv;
+                     }
+                   });
+  }));
+}
+
+Result<std::unique_ptr<Kernel>> build_layer_norm(BuildContext& ctx) {
+  OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
+  OP_ASSIGN_OR_RETURN(const ValueDesc* scale, ctx.require_input(1));
+  if (x->dtype != kFloat || scale->dtype != kFloat) return ctx.error("only float is supported");
+  int64_t rank = int64_t(x->shape.size());
+  if (rank == 0) return ctx.error("input must have rank >= 1");
+  OP_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis", -1), rank, ctx));
+  float eps = ctx.attr_float("epsilon", 1e-5f);
+  Shape norm_shape(x->shape.begin() + axis, x->shape.end());
+  int64_t outer = 1, len = shape_numel(norm_shape);
+  for (int64_t i = 0; i < axis; ++i) outer *= x->shape[size_t(i)];
+  auto check_param = [&](const ValueDesc& p, const char* what) -> Status {
+    auto r = broadcast_shapes(p.shape, norm_shape);
+    if (!r.ok() || *r != norm_shape || p.dtype != kFloat) {
+      return ctx.error(std::string(what) + " " + shape_string(p.shape) +
+                       " does not broadcast to the normalized shape " + shape_string(norm_shape));
+    }
+    return ok_status();
+  };
+  OP_RETURN_IF_ERROR(check_param(*scale, "scale"));
+  bool has_bias = ctx.has_input(2);
+  if (has_bias) OP_RETURN_IF_ERROR(check_param(ctx.input(2), "bias"));
+  // Expand scale and bias to the full normalized shape once, at plan time, if
+  // they are constants; otherwise index with broadcast strides.
+  auto ss = broadcast_strides(scale->shape, norm_shape);
+  std::vector<int64_t> bstr =
+      has_bias ? broadcast_strides(ctx.input(2).shape, norm_shape) : std::vector<int64_t>();
+  auto index_of = [norm_shape](const std::vector<int64_t>& strides) {
+    std::vector<int64_t> idx(size_t(shape_numel(norm_shape)));
+    for (size_t e = 0; e < idx.size(); ++e) {
+      int64_t rem = int64_t(e), off = 0;
+      for (size_t d = norm_shape.size(); d-- > 0;) {
+        off += (rem % norm_shape[d]) * strides[d];
+        rem /= norm_shape[d];
+      }
+      idx[e] = off;
+    }
+    return idx;
+  };
+  bool scale_full = shape_numel(scale->shape) == len;
+  bool bias_full = !has_bias || shape_numel(ctx.input(2).shape) == len;
+  std::vector<int64_t> sidx = scale_full ? std::vector<int64_t>() : index_of(ss);
+  std::vector<int64_t> bidx = bias_full ? std::vector<int64_t>() : index_of(bstr);
+
+  ctx.set_output(0, kFloat, x->shape);
+  Shape stat_shape = x->shape;
+  for (int64_t i = axis; i < rank; ++i) stat_shape[size_t(i)] = 1;
+  if (ctx.output_count() > 1) ctx.set_output(1, kFloat, stat_shape);
+  if (ctx.output_count() > 2) ctx.set_output(2, kFloat, stat_shape);
+  return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
+    const float* in = static_cast<const float*>(io.in[0]);
+    const float* sc = static_cast<const float*>(io.in[1]);
+    const float* bi = has_bias ? static_cast<const float*>(io.in[2]) : nullptr;
+    float* out = static_cast<float*>(io.out[0]);
+    float* mean_out = io.out.size() > 1 ? static_cast<float*>(io.out[1]) : nullptr;
+    float* inv_out = io.out.size() > 2 ? static_cast<float*>(io.out[2]) : nullptr;
+    parallel_range(io.pool, outer, std::max<int64_t>(1, 8192 / std::max<int64_t>(len, 1)),
+                   [&](int64_t r0, int64_t r1) {
+                     for (int64_t r = r0; r < r1; ++r) {
+                       const float* xr = in + r * len;
+                       float* yr = out + r * len;
+                       double sum = 0.0;
+                       for (int64_t j = 0; j < len; ++j) sum += xr[j];
+                       float mean = float(sum / double(len));
+                       double var = 0.0;
+                       for (int64_t j = 0; j < len; ++j) {
+                         double d = double(xr[j] - mean);
+                         var += d * d;
+                       }
+                       float inv = float(1.0 / std::sqrt(var / double(len) + double(eps)));
+                       if (mean_out) mean_out[r] = mean;
+                       if (inv_out) inv_out[r] = inv;
+                       if (scale_full && bias_full) {
+                         for (int64_t j = 0; j < len; ++j) {
+                           float v = (xr[j] - mean) * inv * sc[j];
+                           yr[j] = bi ? v + bi[j] : v;
+                         }
+                       } else {
+                         for (int64_t j = 0; j < len; ++j) {
+                           float s = scale_full ? sc[j] : sc[sidx[size_t(j)]];
+                           float v = (xr[j] - mean) * inv * s;
+                           if (bi) v += bias_full ? bi[j] : bi[bidx[size_t(j)]];
+                           yr[j] = v;
+                         }
+                       }
+                     }
+                   });
+  }));
+}
+
+Result<std::unique_ptr<Kernel>> build_reduce_mean(BuildContext& ctx) {
+  OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
+  if (x->dtype != kFloat && x->dtype != kDouble) {
+    return ctx.error("type " + dtype_name(x->dtype) + " is not supported");
+  }
+  int64_t rank = int64_t(x->shape.size());
+  bool keepdims = ctx.attr_int("keepdims", 1) != 0;
+  std::vector<int64_t> axes;
+  bool noop = false;
+  if (ctx.has_input(1)) {  // opset 18
+    OP_ASSIGN_OR_RETURN(axes, ctx.const_ints(1, "axes"));
+  } else if (auto a = ctx.attr_ints("axes")) {
+    axes = *a;
+  }
+  if (axes.empty() && ctx.attr_int("noop_with_empty_axes", 0) != 0) noop = true;
+  std::vector<bool> reduce(size_t(rank), axes.empty() && !noop);
+  for (int64_t a : axes) {
+    OP_ASSIGN_OR_RETURN(int64_t n, normalize_axis(a, rank, ctx));
+    reduce[size_t(n)] = true;
+  }
+  Shape out_keep = x->shape, out;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (reduce[size_t(i)])
+      out_keep[size_t(i)] = 1;
+    else
+      out.push_back(x->shape[size_t(i)]);
+  }
+  ctx.set_output(0, x->dtype, keepdims ? out_keep : out);
+  int64_t count = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (reduce[size_t(i)]) count *= x->shape[size_t(i)];
+  }
+  // Trailing contiguous reduction: [outer, len].
+  int64_t first = rank;
+  while (first > 0 && reduce[size_t(first - 1)]) --first;
+  bool trailing = true;
+  for (int64_t i = 0; i < first; ++i) {
+    if (reduce[size_t(i)]) trailing = false;
+  }
+  int64_t total = shape_numel(x->shape), outn = shape_numel(out_keep);
+  auto ostr = broadcast_strides(out_keep, x->shape);
+  Shape xs = x->shape;
+  std::unique_ptr<Kernel> k;
+  auto make = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    k = std::make_unique<FnKernel>([=](const KernelIO& io) {
+      const T* in = static_cast<const T*>(io.in[0]);
+      T* o = static_cast<T*>(io.out[0]);
+      if (trailing && outn > 0) {
+        int64_t len = total / outn;
+        for (int64_t r = 0; r < outn; ++r) {
+          double s = 0.0;
+          for (int64_t j = 0; j < len; ++j) s += double(in[r * len + j]);
+          o[r] = T(count ? s / double(count) : NAN);
+        }
+        return;
+      }
+      std::vector<double> acc(size_t(outn), 0.0);
+      std::vector<int64_t> idx(xs.size(), 0);
+      int64_t oi = 0;
+      for (int64_t e = 0; e < total; ++e) {
+        acc[size_t(oi)] += double(in[e]);
+        for (size_t d = xs.size(); d-- > 0;) {  // odometer
+          oi += ostr[d];
+          if (++idx[d] < xs[d]) break;
+          oi -= ostr[d] * xs[d];
+          idx[d] = 0;
+        }
+      }
+      for (int64_t r = 0; r < outn; ++r) o[r] = T(count ? acc[size_t(r)] / double(count) : NAN);
+    });
+  };
+  if (x->dtype == kFloat)
+    make(TypeTag<float>{});
+  else
+    make(TypeTag<double>{});
+  return k;
+}
+
+constexpr OpEntry kOps[] = {
+    {"Softmax", build_softmax},
+    {"LayerNormalization", build_layer_norm},
+    {"ReduceMean", build_reduce_mean},
+};
+
+}  // namespace
+
+std::span<const OpEntry> normalization_ops() { return kOps; }
+
+}  // namespace onnx_prepack::runtime

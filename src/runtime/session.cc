@@ -1,0 +1,488 @@
+#include "runtime/session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "runtime/constants.h"
+
+namespace onnx_prepack::runtime {
+
+struct Session::Value {
+  std::string name;
+  ValueDesc desc;                      // dtype, shape, known value
+  std::optional<HostTensor> constant;  // known at plan time
+  bool is_input = false;
+  bool runtime = false;  // computed or fed at run time
+  int alias_of = -1;     // runtime value whose storage this one shares
+  int def = -1;          // step that writes it (-1: fed input)
+  int last = -1;         // last step that reads it
+  uint64_t offset = 0;
+  void* ptr = nullptr;
+};
+
+struct Session::Step {
+  int node = -1;
+  std::unique_ptr<Kernel> kernel;
+  std::vector<int> in, out;  // value ids, -1 for absent
+  std::vector<void*> in_ptr, out_ptr;
+};
+
+namespace {
+
+bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+}  // namespace
+
+Session::~Session() { std::free(arena_); }
+
+Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const format::Model> model,
+                                                 SessionOptions options) {
+  std::unique_ptr<Session> s(new Session());
+  s->model_ = std::move(model);
+  s->options_ = options;
+  if (s->options_.pool == nullptr) s->options_.pool = &base::ThreadPool::shared();
+  const auto& proto = s->model_->proto();
+  const auto& g = proto.graph();
+
+  int opset = -1;
+  for (const auto& o : proto.opset_import()) {
+    if (is_default_domain(o.domain())) opset = int(o.version());
+  }
+  if (opset < 0) return invalid_argument("model: no opset_import for the default domain");
+  if (opset < 9 || opset > 21) {
+    return unimplemented("model: default-domain opset " + std::to_string(opset) +
+                         " is not supported (9 to 21; 13 to 21 is the target range)");
+  }
+  s->opset_ = opset;
+
+  // Every unsupported operator, named once, before anything runs.
+  std::set<std::string> unsupported;
+  for (const auto& n : g.node()) {
+    if (!is_default_domain(n.domain())) {
+      unsupported.insert(n.domain() + "::" + n.op_type());
+    } else if (find_op(n.op_type()) == nullptr) {
+      unsupported.insert(n.op_type());
+    }
+  }
+  if (!unsupported.empty()) {
+    std::string list;
+    for (const auto& u : unsupported) list += (list.empty() ? "" : ", ") + u;
+    return unimplemented("model: unsupported operator" +
+                         std::string(unsupported.size() > 1 ? "s: " : ": ") + list);
+  }
+
+  // Graph inputs and outputs: tensors only.
+  std::set<std::string> init_names;
+  for (const auto& t : g.initializer()) init_names.insert(t.name());
+  for (const auto& v : g.input()) {
+    if (!v.type().has_tensor_type()) {
+      return unimplemented("graph input '" + v.name() + "': only tensor inputs are supported");
+    }
+    GraphInput in;
+    in.name = v.name();
+    in.dtype = v.type().tensor_type().elem_type();
+    if (dtype_size(in.dtype) == 0) {
+      return unimplemented("graph input '" + v.name() + "': element type " + dtype_name(in.dtype) +
+                           " is not supported");
+    }
+    in.has_shape = v.type().tensor_type().has_shape();
+    for (const auto& d : v.type().tensor_type().shape().dim()) {
+      in.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      in.dim_params.push_back(d.has_dim_param() ? d.dim_param() : "");
+    }
+    in.has_initializer = init_names.count(v.name()) > 0;
+    s->inputs_.push_back(std::move(in));
+  }
+  for (const auto& v : g.output()) {
+    if (v.type().has_sequence_type() || v.type().has_optional_type() || v.type().has_map_type()) {
+      return unimplemented("graph output '" + v.name() + "': only tensor outputs are supported");
+    }
+    s->output_names_.push_back(v.name());
+  }
+
+  // Topological order (Kahn), checking that every input is defined.
+  std::set<std::string> defined(init_names.begin(), init_names.end());
+  for (const auto& v : g.input()) defined.insert(v.name());
+  std::map<std::string, int> producer;
+  for (int i = 0; i < g.node_size(); ++i) {
+    for (const auto& o : g.node(i).output()) {
+      if (o.empty()) continue;
+      if (producer.count(o) || defined.count(o)) {
+        return invalid_argument("node '" + g.node(i).name() + "': output '" + o +
+                                "' is defined more than once");
+      }
+      producer[o] = i;
+    }
+  }
+  std::vector<int> pending(size_t(g.node_size()), 0);
+  std::map<std::string, std::vector<int>> consumers;
+  for (int i = 0; i < g.node_size(); ++i) {
+    for (const auto& in : g.node(i).input()) {
+      if (in.empty() || defined.count(in)) continue;
+      if (!producer.count(in)) {
+        return invalid_argument("node '" + g.node(i).name() + "' (" + g.node(i).op_type() +
+                                "): input '" + in + "' is not defined in the graph");
+      }
+      ++pending[size_t(i)];
+      consumers[in].push_back(i);
+    }
+  }
+  std::vector<int> ready;
+  for (int i = g.node_size() - 1; i >= 0; --i) {
+    if (pending[size_t(i)] == 0) ready.push_back(i);
+  }
+  while (!ready.empty()) {
+    int i = ready.back();
+    ready.pop_back();
+    s->order_.push_back(i);
+    std::vector<int> next;
+    for (const auto& o : g.node(i).output()) {
+      auto it = consumers.find(o);
+      if (it == consumers.end()) continue;
+      for (int c : it->second) {
+        if (--pending[size_t(c)] == 0) next.push_back(c);
+      }
+    }
+    std::sort(next.rbegin(), next.rend());
+    ready.insert(ready.end(), next.begin(), next.end());
+  }
+  if (int(s->order_.size()) != g.node_size()) {
+    return invalid_argument("graph: nodes form a cycle (" +
+                            std::to_string(g.node_size() - int(s->order_.size())) +
+                            " nodes never become ready)");
+  }
+  for (const auto& o : s->output_names_) {
+    if (!defined.count(o) && !producer.count(o)) {
+      return invalid_argument("graph output '" + o + "' is not produced by any node");
+    }
+  }
+  return s;
+}
+
+Status Session::plan(const std::map<std::string, Feed>& feeds) {
+  const auto& g = model_->proto().graph();
+  values_.clear();
+  value_index_.clear();
+  steps_.clear();
+  output_values_.clear();
+  fed_values_.clear();
+  std::free(arena_);
+  arena_ = nullptr;
+  stats_ = PlanStats();
+  stats_.nodes = size_t(g.node_size());
+
+  auto add_value = [&](const std::string& name) {
+    int id = int(values_.size());
+    values_.emplace_back();
+    values_.back().name = name;
+    values_.back().desc.name = name;
+    value_index_[name] = id;
+    return id;
+  };
+
+  for (const auto& entry : feeds) {
+    const std::string& name = entry.first;
+    const Feed& feed = entry.second;
+    auto it = std::find_if(inputs_.begin(), inputs_.end(),
+                           [&](const GraphInput& in) { return in.name == name; });
+    if (it == inputs_.end()) return invalid_argument("input '" + name + "' is not a graph input");
+    if (feed.dtype != it->dtype) {
+      return invalid_argument("input '" + name + "': type " + dtype_name(feed.dtype) +
+                              ", the graph declares " + dtype_name(it->dtype));
+    }
+    if (it->has_shape) {
+      bool ok = it->dims.size() == feed.shape.size();
+      for (size_t i = 0; ok && i < feed.shape.size(); ++i) {
+        if (feed.shape[i] < 0 || (it->dims[i] >= 0 && it->dims[i] != feed.shape[i])) ok = false;
+      }
+      if (!ok) {
+        return invalid_argument("input '" + name + "': shape " + shape_string(feed.shape) +
+                                " does not match the declared " + shape_string(it->dims));
+      }
+    }
+    int id = add_value(name);
+    Value& v = values_[size_t(id)];
+    v.desc.dtype = feed.dtype;
+    v.desc.shape = feed.shape;
+    v.is_input = true;
+    fed_values_[name] = id;
+    if (feed.value != nullptr) {
+      if (feed.value->dtype != feed.dtype || feed.value->shape != feed.shape) {
+        return invalid_argument("input '" + name + "': pinned value does not match its feed");
+      }
+      v.constant = HostTensor::allocate(feed.dtype, feed.shape);
+      if (v.constant->nbytes())
+        std::memcpy(v.constant->mutable_data(), feed.value->data, v.constant->nbytes());
+    } else {
+      v.runtime = true;
+    }
+  }
+  for (const auto& in : inputs_) {
+    if (!feeds.count(in.name) && !in.has_initializer) {
+      return invalid_argument("input '" + in.name + "' is not fed and has no initializer");
+    }
+  }
+  // Initializers not overridden by a fed input: constants, bytes borrowed.
+  auto t_init = std::chrono::steady_clock::now();
+  for (int i = 0; i < g.initializer_size(); ++i) {
+    const auto& t = g.initializer(i);
+    if (value_index_.count(t.name())) continue;
+    auto r = host_tensor_from_proto(t, model_.get(), format::tensor_context(i, t.name()),
+                                    std::shared_ptr<const void>(model_, nullptr));
+    if (!r.ok()) return r.status();
+    int id = add_value(t.name());
+    Value& v = values_[size_t(id)];
+    v.constant = std::move(*r);
+    v.desc.dtype = v.constant->dtype();
+    v.desc.shape = v.constant->shape();
+    v.desc.is_initializer = true;
+  }
+
+  stats_.init_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_init).count();
+  // Only nodes that lead to a graph output run.
+  std::set<std::string> needed(output_names_.begin(), output_names_.end());
+  std::vector<bool> live(size_t(g.node_size()), false);
+  for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+    const auto& n = g.node(*it);
+    bool any = false;
+    for (const auto& o : n.output()) any = any || needed.count(o);
+    if (!any) continue;
+    live[size_t(*it)] = true;
+    for (const auto& in : n.input()) needed.insert(in);
+  }
+
+  for (int ni : order_) {
+    if (!live[size_t(ni)]) continue;
+    const auto& node = g.node(ni);
+    std::vector<int> in_ids;
+    bool all_known = true;
+    for (const auto& in : node.input()) {
+      int id = in.empty() ? -1 : value_index_.at(in);
+      in_ids.push_back(id);
+      if (id >= 0) all_known = all_known && values_[size_t(id)].constant.has_value();
+    }
+    // Descriptions with views of the known values, alive for the build.
+    std::vector<Tensor> views;
+    std::vector<ValueDesc> local;
+    views.reserve(in_ids.size());
+    local.reserve(in_ids.size());
+    std::vector<const ValueDesc*> descs;
+    for (int id : in_ids) {
+      if (id < 0) {
+        descs.push_back(nullptr);
+        continue;
+      }
+      Value& v = values_[size_t(id)];
+      local.push_back(v.desc);
+      local.back().value = nullptr;
+      if (v.constant) {
+        views.push_back(v.constant->view());
+        local.back().value = &views.back();
+      }
+      descs.push_back(&local.back());
+    }
+    const OpEntry* op = find_op(node.op_type());
+    BuildContext ctx(node, opset_, descs, options_.weights);
+    auto built = op->build(ctx);
+    if (!built.ok()) return built.status();
+    std::unique_ptr<Kernel> kernel = std::move(*built);
+
+    std::vector<int> out_ids;
+    const auto& outs = ctx.outputs();
+    for (int o = 0; o < node.output_size(); ++o) {
+      const std::string& name = node.output(o);
+      if (name.empty()) {
+        out_ids.push_back(-1);
+        continue;
+      }
+      if (!outs[size_t(o)].set) {
+        return internal_error(ctx.where() + ": output " + std::to_string(o) + " was not described");
+      }
+      int id = add_value(name);
+      Value& v = values_[size_t(id)];
+      v.desc.dtype = outs[size_t(o)].dtype;
+      v.desc.shape = outs[size_t(o)].shape;
+      for (int64_t d : v.desc.shape) {
+        if (d < 0) return internal_error(ctx.where() + ": negative output dimension");
+      }
+      if (outs[size_t(o)].value) v.constant = *outs[size_t(o)].value;
+      out_ids.push_back(id);
+    }
+    for (auto [o, i] : ctx.aliases()) {
+      int oid = out_ids[size_t(o)], iid = in_ids[size_t(i)];
+      if (oid < 0 || iid < 0) continue;
+      Value& src = values_[size_t(iid)];
+      Value& dst = values_[size_t(oid)];
+      if (src.constant) {
+        dst.constant = HostTensor::borrow(dst.desc.dtype, dst.desc.shape, src.constant->data(),
+                                          src.constant->keep_alive());
+      } else {
+        dst.runtime = true;
+        dst.alias_of = src.alias_of >= 0 ? src.alias_of : iid;
+        ++stats_.aliases;
+      }
+    }
+    if (kernel == nullptr) {
+      bool complete = true;
+      for (int id : out_ids) {
+        if (id >= 0 && !values_[size_t(id)].constant && !values_[size_t(id)].runtime)
+          complete = false;
+      }
+      if (!complete) return internal_error(ctx.where() + ": no kernel and outputs not produced");
+      if (!out_ids.empty() && out_ids[0] >= 0 && values_[size_t(out_ids[0])].constant)
+        ++stats_.folded;
+      continue;
+    }
+    // Fold when every input is known and the outputs are small.
+    uint64_t out_bytes = 0;
+    for (int id : out_ids) {
+      if (id >= 0)
+        out_bytes += uint64_t(shape_numel(values_[size_t(id)].desc.shape)) *
+                     dtype_size(values_[size_t(id)].desc.dtype);
+    }
+    if (all_known && int64_t(out_bytes) <= options_.fold_limit_bytes) {
+      std::vector<void*> ip, op_ptrs;
+      for (int id : in_ids) {
+        ip.push_back(id < 0 ? nullptr : const_cast<void*>(values_[size_t(id)].constant->data()));
+      }
+      for (int id : out_ids) {
+        if (id < 0) {
+          op_ptrs.push_back(nullptr);
+          continue;
+        }
+        Value& v = values_[size_t(id)];
+        v.constant = HostTensor::allocate(v.desc.dtype, v.desc.shape);
+        op_ptrs.push_back(v.constant->mutable_data());
+      }
+      kernel->run(KernelIO{ip, op_ptrs, options_.pool});
+      ++stats_.folded;
+      continue;
+    }
+    Step step;
+    step.node = ni;
+    step.kernel = std::move(kernel);
+    step.in = in_ids;
+    step.out = out_ids;
+    int si = int(steps_.size());
+    for (int id : out_ids) {
+      if (id < 0) continue;
+      values_[size_t(id)].runtime = true;
+      values_[size_t(id)].def = si;
+      values_[size_t(id)].last = si;
+    }
+    steps_.push_back(std::move(step));
+  }
+
+  // Lifetimes: a read extends the storage owner's life.
+  auto owner = [&](int id) {
+    return values_[size_t(id)].alias_of >= 0 ? values_[size_t(id)].alias_of : id;
+  };
+  int end = int(steps_.size());
+  for (int si = 0; si < int(steps_.size()); ++si) {
+    for (int id : steps_[size_t(si)].in) {
+      if (id < 0 || !values_[size_t(id)].runtime) continue;
+      Value& o = values_[size_t(owner(id))];
+      o.last = std::max(o.last, si);
+    }
+  }
+  for (const auto& name : output_names_) {
+    int id = value_index_.at(name);
+    output_values_.push_back(id);
+    if (values_[size_t(id)].runtime) values_[size_t(owner(id))].last = end;
+  }
+
+  // Greedy by size: each owner takes the lowest offset free during its life.
+  struct Block {
+    int id;
+    int first, last;
+    uint64_t size;
+    uint64_t offset = 0;
+  };
+  std::vector<Block> blocks;
+  for (int id = 0; id < int(values_.size()); ++id) {
+    Value& v = values_[size_t(id)];
+    if (!v.runtime || v.alias_of >= 0) continue;
+    uint64_t bytes = uint64_t(shape_numel(v.desc.shape)) * dtype_size(v.desc.dtype);
+    stats_.value_bytes += bytes;
+    blocks.push_back({id, v.def, std::max(v.last, v.def), (bytes + 63) / 64 * 64});
+  }
+  std::vector<size_t> by_size(blocks.size());
+  for (size_t i = 0; i < blocks.size(); ++i) by_size[i] = i;
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [&](size_t a, size_t b) { return blocks[a].size > blocks[b].size; });
+  std::vector<size_t> placed;
+  uint64_t arena = 0;
+  for (size_t bi : by_size) {
+    Block& b = blocks[bi];
+    std::vector<std::pair<uint64_t, uint64_t>> busy;
+    for (size_t pi : placed) {
+      const Block& p = blocks[pi];
+      if (p.first <= b.last && b.first <= p.last) busy.push_back({p.offset, p.offset + p.size});
+    }
+    std::sort(busy.begin(), busy.end());
+    uint64_t at = 0;
+    for (auto [lo, hi] : busy) {
+      if (lo >= at + b.size) break;
+      at = std::max(at, hi);
+    }
+    b.offset = at;
+    arena = std::max(arena, at + b.size);
+    placed.push_back(bi);
+  }
+  stats_.arena_bytes = arena;
+  arena_ = std::aligned_alloc(64, std::max<uint64_t>(64, arena));
+  if (arena_ == nullptr)
+    return resource_exhausted("plan: cannot allocate the " + std::to_string(arena) + "-byte arena");
+  for (const Block& b : blocks)
+    values_[size_t(b.id)].ptr = static_cast<uint8_t*>(arena_) + b.offset;
+  for (Value& v : values_) {
+    if (v.runtime && v.alias_of >= 0) v.ptr = values_[size_t(v.alias_of)].ptr;
+    if (v.constant) v.ptr = const_cast<void*>(v.constant->data());
+  }
+  for (Step& st : steps_) {
+    for (int id : st.in) st.in_ptr.push_back(id < 0 ? nullptr : values_[size_t(id)].ptr);
+    for (int id : st.out) st.out_ptr.push_back(id < 0 ? nullptr : values_[size_t(id)].ptr);
+  }
+  stats_.kernels = steps_.size();
+  planned_feeds_ = feeds;
+  return ok_status();
+}
+
+Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>& inputs) {
+  if (arena_ == nullptr) return invalid_argument("run: no plan (call plan() first)");
+  for (const auto& [name, id] : fed_values_) {
+    auto it = inputs.find(name);
+    if (it == inputs.end()) return invalid_argument("run: input '" + name + "' is missing");
+    const Value& v = values_[size_t(id)];
+    if (it->second.dtype != v.desc.dtype || it->second.shape != v.desc.shape) {
+      return invalid_argument("run: input '" + name + "' is " + dtype_name(it->second.dtype) +
+                              shape_string(it->second.shape) + ", the plan expects " +
+                              dtype_name(v.desc.dtype) + shape_string(v.desc.shape));
+    }
+    if (v.constant) {
+      if (std::memcmp(v.constant->data(), it->second.data, it->second.nbytes()) != 0) {
+        return invalid_argument("run: input '" + name +
+                                "' differs from the value the plan was built for; plan again");
+      }
+      continue;
+    }
+    if (it->second.nbytes()) std::memcpy(v.ptr, it->second.data, it->second.nbytes());
+  }
+  for (const Step& st : steps_) {
+    st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool});
+  }
+  std::vector<HostTensor> outs;
+  for (int id : output_values_) {
+    const Value& v = values_[size_t(id)];
+    auto t = HostTensor::allocate(v.desc.dtype, v.desc.shape);
+    if (t.nbytes()) std::memcpy(t.mutable_data(), v.ptr, t.nbytes());
+    outs.push_back(std::move(t));
+  }
+  return outs;
+}
+
+}  // namespace onnx_prepack::runtime

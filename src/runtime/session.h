@@ -1,0 +1,99 @@
+// A loaded model ready to run: the graph checked against the operator
+// registry, then, for given input shapes, a plan: static shapes for every
+// value, values computable from shapes and constants folded, one kernel per
+// remaining node, and one arena whose slots are reused across value lifetimes.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "format/model.h"
+#include "runtime/kernel.h"
+#include "runtime/tensor.h"
+#include "runtime/weights.h"
+
+namespace onnx_prepack::runtime {
+
+struct SessionOptions {
+  base::ThreadPool* pool = nullptr;     // null: base::ThreadPool::shared()
+  WeightPreparer* weights = nullptr;    // null: constant B used in place
+  int64_t fold_limit_bytes = 16 << 20;  // largest value folded at plan time
+};
+
+struct GraphInput {
+  std::string name;
+  int32_t dtype = kUndefined;
+  Shape dims;  // -1 for a symbolic or unknown dimension
+  bool has_shape = false;  // false: rank unknown, any shape is accepted
+  std::vector<std::string> dim_params;
+  bool has_initializer = false;  // an initializer provides a default
+};
+
+struct PlanStats {
+  size_t nodes = 0;          // nodes in the graph
+  size_t kernels = 0;        // kernels run per inference
+  size_t folded = 0;         // nodes computed at plan time
+  size_t aliases = 0;        // outputs that share their input's storage
+  uint64_t arena_bytes = 0;  // one buffer for all intermediate values
+  uint64_t value_bytes = 0;  // what the values would need without reuse
+  double init_ms = 0;        // mapping initializers (borrowed bytes, typed fields converted)
+};
+
+inline constexpr const char* kNeedsValue = "must be known before running";
+
+class Session {
+ public:
+  // Checks the graph: opset, every operator supported (all unsupported ones are
+  // named in one error), node order. `model` must outlive nothing: it is shared.
+  static Result<std::unique_ptr<Session>> create(std::shared_ptr<const format::Model> model,
+                                                 SessionOptions options);
+  ~Session();
+
+  const std::vector<GraphInput>& inputs() const { return inputs_; }
+  const std::vector<std::string>& output_names() const { return output_names_; }
+  int opset() const { return opset_; }
+
+  // Builds the plan for the fed inputs (name -> dtype, shape). Inputs not fed
+  // must have an initializer. A plan error whose message contains
+  // kNeedsValue means a fed input's value is needed to plan (pin it via
+  // Feed::value and plan again).
+  struct Feed {
+    int32_t dtype = kUndefined;
+    Shape shape;
+    // When set, the plan treats this input's value as known (it may fold
+    // shape arithmetic over it); run() then requires these exact bytes.
+    const Tensor* value = nullptr;
+  };
+  Status plan(const std::map<std::string, Feed>& feeds);
+  const PlanStats& stats() const { return stats_; }
+
+  // Runs the plan. `inputs` holds one tensor per fed name, with the planned
+  // type and shape. Outputs follow output_names().
+  Result<std::vector<HostTensor>> run(const std::map<std::string, Tensor>& inputs);
+
+  struct Value;
+  struct Step;
+
+ private:
+  Session() = default;
+
+  std::shared_ptr<const format::Model> model_;
+  SessionOptions options_;
+  int opset_ = 0;
+  std::vector<int> order_;  // node indices in topological order
+  std::vector<GraphInput> inputs_;
+  std::vector<std::string> output_names_;
+  std::vector<Value> values_;
+  std::map<std::string, int, std::less<>> value_index_;
+  std::vector<Step> steps_;
+  std::vector<int> output_values_;
+  std::map<std::string, int> fed_values_;
+  std::map<std::string, Feed> planned_feeds_;
+  void* arena_ = nullptr;
+  PlanStats stats_;
+};
+
+}  // namespace onnx_prepack::runtime

@@ -1,0 +1,188 @@
+#include "runtime/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace onnx_prepack::runtime {
+
+size_t dtype_size(int32_t dtype) {
+  switch (dtype) {
+    case kFloat:
+    case kInt32:
+    case kUint32:
+      return 4;
+    case kUint8:
+    case kInt8:
+    case kBool:
+      return 1;
+    case kUint16:
+    case kInt16:
+    case kFloat16:
+    case kBfloat16:
+      return 2;
+    case kInt64:
+    case kDouble:
+    case kUint64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+std::string dtype_name(int32_t dtype) {
+  switch (dtype) {
+    case kFloat:
+      return "float";
+    case kUint8:
+      return "uint8";
+    case kInt8:
+      return "int8";
+    case kUint16:
+      return "uint16";
+    case kInt16:
+      return "int16";
+    case kInt32:
+      return "int32";
+    case kInt64:
+      return "int64";
+    case kString:
+      return "string";
+    case kBool:
+      return "bool";
+    case kFloat16:
+      return "float16";
+    case kDouble:
+      return "double";
+    case kUint32:
+      return "uint32";
+    case kUint64:
+      return "uint64";
+    case kBfloat16:
+      return "bfloat16";
+    default:
+      return "type " + std::to_string(dtype);
+  }
+}
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shape_string(const Shape& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+HostTensor HostTensor::allocate(int32_t dtype, Shape shape) {
+  HostTensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  size_t bytes = t.nbytes();
+  size_t rounded = (bytes + 63) / 64 * 64;
+  if (rounded == 0) rounded = 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+  std::memset(p, 0, rounded);
+  t.keep_ = std::shared_ptr<const void>(p, [](const void* q) { std::free(const_cast<void*>(q)); });
+  t.data_ = p;
+  t.owned_ = true;
+  return t;
+}
+
+HostTensor HostTensor::borrow(int32_t dtype, Shape shape, const void* data,
+                              std::shared_ptr<const void> keep_alive) {
+  HostTensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.data_ = const_cast<void*>(data);
+  t.keep_ = std::move(keep_alive);
+  return t;
+}
+
+Result<std::vector<int64_t>> to_int64_vector(const Tensor& t, std::string_view what) {
+  std::vector<int64_t> v(size_t(t.numel()));
+  if (t.dtype == kInt64) {
+    std::memcpy(v.data(), t.data, v.size() * 8);
+  } else if (t.dtype == kInt32) {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<const int32_t*>(t.data)[i];
+  } else {
+    return invalid_argument(std::string(what) + ": expected an int32 or int64 tensor, got " +
+                            dtype_name(t.dtype));
+  }
+  return v;
+}
+
+float half_to_float(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t man = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      int e = -1;
+      do {
+        ++e;
+        man <<= 1;
+      } while ((man & 0x400) == 0);
+      bits = sign | uint32_t(127 - 15 - e) << 23 | (man & 0x3ff) << 13;
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | man << 13;
+  } else {
+    bits = sign | (exp - 15 + 127) << 23 | man << 13;
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t float_to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000;
+  uint32_t absx = x & 0x7fffffff;
+  if (absx > 0x7f800000u) return uint16_t(sign | 0x7e00 | ((absx >> 13) & 0x3ff));  // NaN
+  if (absx >= 0x477ff000u) return uint16_t(sign | 0x7c00);                          // rounds to inf
+  if (absx < 0x38800000u) {  // subnormal or zero in half
+    if (absx < 0x33000000u) return uint16_t(sign);
+    uint32_t e = absx >> 23;
+    uint32_t man = (absx & 0x7fffff) | 0x800000;
+    uint32_t shift = 126 - e;  // 14 + (113 - e) - ... : result = man >> (shift - 10 + ...)
+    // value = man * 2^(e-150); half subnormal unit = 2^-24 -> q = man >> (126 - e)
+    uint32_t q = man >> shift;
+    uint32_t rem = man & ((1u << shift) - 1);
+    uint32_t halfway = 1u << (shift - 1);
+    if (rem > halfway || (rem == halfway && (q & 1))) ++q;
+    return uint16_t(sign | q);
+  }
+  uint32_t bits = absx - 0x38000000u;  // rebias exponent 127 -> 15
+  uint32_t q = bits >> 13;
+  uint32_t rem = bits & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (q & 1))) ++q;
+  return uint16_t(sign | q);
+}
+
+float bfloat16_to_float(uint16_t b) {
+  uint32_t bits = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t float_to_bfloat16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffff) > 0x7f800000u) return uint16_t((x >> 16) | 0x40);
+  uint32_t rounding = 0x7fff + ((x >> 16) & 1);
+  return uint16_t((x + rounding) >> 16);
+}
+
+}  // namespace onnx_prepack::runtime

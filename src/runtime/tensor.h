@@ -1,0 +1,97 @@
+// Tensors as the runtime sees them: an element type, a shape and a pointer.
+// A Tensor never owns memory; HostTensor does (constants folded at plan time,
+// typed-field initializers, outputs handed back to the caller).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "onnx_prepack/status.h"
+
+namespace onnx_prepack::runtime {
+
+using Shape = std::vector<int64_t>;
+
+// ONNX TensorProto.DataType values the runtime computes with.
+enum DType : int32_t {
+  kUndefined = 0,
+  kFloat = 1,
+  kUint8 = 2,
+  kInt8 = 3,
+  kUint16 = 4,
+  kInt16 = 5,
+  kInt32 = 6,
+  kInt64 = 7,
+  kString = 8,
+  kBool = 9,
+  kFloat16 = 10,
+  kDouble = 11,
+  kUint32 = 12,
+  kUint64 = 13,
+  kBfloat16 = 16,
+};
+
+// Bytes per element, 0 for types the runtime does not hold (string, sub-byte, ...).
+size_t dtype_size(int32_t dtype);
+std::string dtype_name(int32_t dtype);
+// Product of dims; dims must be non-negative.
+int64_t shape_numel(const Shape& shape);
+std::string shape_string(const Shape& shape);  // "[1, 128, 768]"
+
+struct Tensor {
+  int32_t dtype = kUndefined;
+  Shape shape;
+  void* data = nullptr;
+
+  int64_t numel() const { return shape_numel(shape); }
+  size_t nbytes() const { return size_t(numel()) * dtype_size(dtype); }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data);
+  }
+};
+
+// A tensor with its own 64-byte aligned storage, or a view that keeps some
+// other owner (a mapped file, a parsed model) alive.
+class HostTensor {
+ public:
+  HostTensor() = default;
+  static HostTensor allocate(int32_t dtype, Shape shape);  // zero-filled
+  static HostTensor borrow(int32_t dtype, Shape shape, const void* data,
+                           std::shared_ptr<const void> keep_alive);
+
+  int32_t dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t numel() const { return shape_numel(shape_); }
+  size_t nbytes() const { return size_t(numel()) * dtype_size(dtype_); }
+  const void* data() const { return data_; }
+  void* mutable_data() { return owned_ ? data_ : nullptr; }
+  template <typename T>
+  const T* as() const {
+    return static_cast<const T*>(data_);
+  }
+  Tensor view() const { return Tensor{dtype_, shape_, const_cast<void*>(data_)}; }
+  const std::shared_ptr<const void>& keep_alive() const { return keep_; }
+
+ private:
+  int32_t dtype_ = kUndefined;
+  Shape shape_;
+  void* data_ = nullptr;
+  bool owned_ = false;
+  std::shared_ptr<const void> keep_;
+};
+
+// Integer values of a small int32/int64 tensor (shapes, axes, indices).
+Result<std::vector<int64_t>> to_int64_vector(const Tensor& t, std::string_view what);
+
+// fp16 / bf16 conversions (round to nearest even).
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);
+float bfloat16_to_float(uint16_t b);
+uint16_t float_to_bfloat16(float f);
+
+}  // namespace onnx_prepack::runtime

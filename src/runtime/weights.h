@@ -1,0 +1,41 @@
+// Constant B operands of MatMul/Gemm. The session decides how each one is
+// prepared (a mapped cache hit, packed now, or used in place) and records the
+// decision; the MatMul kernel only sees a PreparedB.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/thread_pool.h"
+#include "onnx_prepack/status.h"
+#include "runtime/tensor.h"
+
+namespace onnx_prepack::runtime {
+
+// B of C[M,N] = A[M,K] * B[K,N], ready to multiply.
+class PreparedB {
+ public:
+  virtual ~PreparedB() = default;
+  virtual int64_t k() const = 0;
+  virtual int64_t n() const = 0;
+  // C = A * B (+ C when accumulate); A is [m, k] with row stride lda, C [m, n] with ldc.
+  virtual void multiply(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc,
+                        bool accumulate, base::ThreadPool* pool) const = 0;
+};
+
+// A float B in row-major [K, N] used in place (or transposed once from [N, K]).
+std::shared_ptr<const PreparedB> make_plain_b(const Tensor& b, bool transposed,
+                                              std::shared_ptr<const void> keep_alive);
+
+class WeightPreparer {
+ public:
+  virtual ~WeightPreparer() = default;
+  // `source` is the initializer's name; `b` its value ([K, N], or [N, K] when
+  // `transposed`). `consumer` names the node for diagnostics.
+  virtual Result<std::shared_ptr<const PreparedB>> prepare(const std::string& source,
+                                                           const Tensor& b, bool transposed,
+                                                           const std::string& consumer) = 0;
+};
+
+}  // namespace onnx_prepack::runtime
