@@ -34,6 +34,10 @@ namespace {
 
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
+// No single value may exceed this (a malformed shape must not become an
+// unbounded allocation).
+constexpr uint64_t kMaxValueBytes = uint64_t(64) << 30;
+
 }  // namespace
 
 Session::~Session() { std::free(arena_); }
@@ -189,6 +193,10 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
     auto it = std::find_if(inputs_.begin(), inputs_.end(),
                            [&](const GraphInput& in) { return in.name == name; });
     if (it == inputs_.end()) return invalid_argument("input '" + name + "' is not a graph input");
+    if (checked_numel(feed.shape) < 0) {
+      return invalid_argument("input '" + name + "': shape " + shape_string(feed.shape) +
+                              " has a negative or overflowing size");
+    }
     if (feed.dtype != it->dtype) {
       return invalid_argument("input '" + name + "': type " + dtype_name(feed.dtype) +
                               ", the graph declares " + dtype_name(it->dtype));
@@ -306,8 +314,15 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
       Value& v = values_[size_t(id)];
       v.desc.dtype = outs[size_t(o)].dtype;
       v.desc.shape = outs[size_t(o)].shape;
-      for (int64_t d : v.desc.shape) {
-        if (d < 0) return internal_error(ctx.where() + ": negative output dimension");
+      int64_t count = checked_numel(v.desc.shape);
+      if (count < 0) {
+        return invalid_argument(ctx.where() + ": output " + shape_string(v.desc.shape) +
+                                " has a negative or overflowing size");
+      }
+      if (uint64_t(count) * std::max<size_t>(1, dtype_size(v.desc.dtype)) > kMaxValueBytes) {
+        return resource_exhausted(ctx.where() + ": output " + shape_string(v.desc.shape) +
+                                  " needs more than " + std::to_string(kMaxValueBytes >> 30) +
+                                  " GiB");
       }
       if (outs[size_t(o)].value) v.constant = *outs[size_t(o)].value;
       out_ids.push_back(id);

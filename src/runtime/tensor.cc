@@ -70,6 +70,14 @@ int64_t shape_numel(const Shape& shape) {
   return n;
 }
 
+int64_t checked_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > (int64_t(1) << 62)) return -1;
+  }
+  return n;
+}
+
 std::string shape_string(const Shape& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {

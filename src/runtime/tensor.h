@@ -41,6 +41,9 @@ std::string dtype_name(int32_t dtype);
 // Product of dims; dims must be non-negative.
 int64_t shape_numel(const Shape& shape);
 std::string shape_string(const Shape& shape);  // "[1, 128, 768]"
+// Element count with overflow and sign checks; -1 when a dim is negative or
+// the product passes 2^62.
+int64_t checked_numel(const Shape& shape);
 
 struct Tensor {
   int32_t dtype = kUndefined;

@@ -206,7 +206,9 @@ Result<std::unique_ptr<Kernel>> build_slice(BuildContext& ctx) {
     if (seen[size_t(a)]) return ctx.error("axis " + std::to_string(axes[i]) + " is repeated");
     seen[size_t(a)] = true;
     int64_t dim = x->shape[size_t(a)], step = steps[i];
-    if (step == 0) return ctx.error("step 0");
+    if (step == 0 || step == std::numeric_limits<int64_t>::min()) {
+      return ctx.error("step " + std::to_string(step) + " is not allowed");
+    }
     int64_t s = starts[i], e = ends[i];
     if (s < 0) s += dim;
     if (e < 0 && e > std::numeric_limits<int64_t>::min() + dim)
@@ -217,11 +219,11 @@ Result<std::unique_ptr<Kernel>> build_slice(BuildContext& ctx) {
     if (step > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
-      n = e > s ? (e - s + step - 1) / step : 0;
+      n = e > s ? (e - s - 1) / step + 1 : 0;
     } else {
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
-      n = s > e ? (s - e - step - 1) / -step : 0;
+      n = s > e ? (s - e - 1) / -step + 1 : 0;
     }
     st[size_t(a)] = s;
     sp[size_t(a)] = step;

@@ -34,7 +34,9 @@ Result<std::unique_ptr<Kernel>> build_reshape(BuildContext& ctx) {
       return ctx.error("shape[" + std::to_string(i) + "] = " + std::to_string(d) + " is negative");
     }
     out[i] = d;
-    known *= d;
+    if (__builtin_mul_overflow(known, d, &known) || known > (int64_t(1) << 62)) {
+      return ctx.error("shape " + shape_string(Shape(shape)) + " overflows");
+    }
   }
   int64_t total = shape_numel(x->shape);
   if (infer >= 0) {
@@ -162,8 +164,9 @@ Result<std::unique_ptr<Kernel>> build_constant(BuildContext& ctx) {
 
 Result<std::unique_ptr<Kernel>> build_constant_of_shape(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(auto shape, ctx.const_ints(0, "shape"));
-  for (int64_t d : shape) {
-    if (d < 0) return ctx.error("shape has a negative dimension " + std::to_string(d));
+  if (checked_numel(Shape(shape.begin(), shape.end())) < 0) {
+    return ctx.error("shape " + shape_string(Shape(shape.begin(), shape.end())) +
+                     " has a negative or overflowing size");
   }
   int32_t dt = kFloat;
   std::vector<uint8_t> fill(4, 0);
@@ -195,6 +198,9 @@ Result<std::unique_ptr<Kernel>> build_constant_of_shape(BuildContext& ctx) {
 Result<std::unique_ptr<Kernel>> build_expand(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
   OP_ASSIGN_OR_RETURN(auto shape, ctx.const_ints(1, "shape"));
+  if (checked_numel(Shape(shape.begin(), shape.end())) < 0) {
+    return ctx.error("shape has a negative or overflowing size");
+  }
   auto r = broadcast_shapes(x->shape, Shape(shape.begin(), shape.end()));
   if (!r.ok()) return ctx.error(r.status().message());
   Shape out = *r;
