@@ -25,15 +25,41 @@
 #include "format/model.h"
 #include "format/model_writer.h"
 #include "pack/format_list.h"
+#include "resolve/memo_store.h"
 
 namespace onnx_prepack::cli {
 namespace {
 
 constexpr const char* kUsage =
     "usage: onnx-prepack compile MODEL -o OUT [--target host|ARCH]... [--digest blake3|sha256]\n"
-    "                            [--lift-constants] [--threads N] [--json]\n";
+    "                            [--lift-constants] [--threads N] [--memo-dir DIR] [--no-memo]\n"
+    "                            [--json]\n";
 
 using kernels::PackSourceLayout;
+
+// Records the digests just computed against the output file's identity, so a
+// later `--verify memo` load hashes nothing (SPEC 7.2). A record taken within
+// the timestamp granularity of the file's last change is never trusted, and
+// the output was just written: wait out that window before taking identities.
+Status record_memo(const std::string& output, const std::string& memo_dir, digest::Algorithm algorithm,
+                   const std::vector<std::pair<std::string, digest::Digest>>& hashed) {
+  if (hashed.empty()) return ok_status();
+  OP_ASSIGN_OR_RETURN(auto out, format::Model::load(output));
+  resolve::MemoStore store(memo_dir.empty() ? resolve::MemoStore::default_dir() : memo_dir);
+  for (const auto& [name, d] : hashed) {
+    const int index = out->initializer_index(name);
+    if (index < 0) continue;
+    OP_ASSIGN_OR_RETURN(resolve::MemoKey key, store.key_for(*out, index, algorithm));
+    const int64_t changed = std::max(key.file.mtime_ns, key.file.ctime_ns);
+    const int64_t wait_ns = changed + store.granularity_ns(key) - key.stat_time_ns;
+    if (wait_ns > 0) {
+      ::usleep(useconds_t(wait_ns / 1000 + 1000));
+      OP_ASSIGN_OR_RETURN(key, store.key_for(*out, index, algorithm));
+    }
+    OP_RETURN_IF_ERROR(store.record(key, d));
+  }
+  return ok_status();
+}
 
 // One weight to pack in one layout (a B may feed several consumers).
 struct Job {
@@ -128,8 +154,8 @@ int cmd_compile(int argc, char** argv) {
   }
   std::vector<char*> av;
   for (auto& a : storage) av.push_back(a.data());
-  auto args = Args::parse(int(av.size()), av.data(), {"json", "help", "lift-constants"},
-                          {"output", "target", "digest", "threads"});
+  auto args = Args::parse(int(av.size()), av.data(), {"json", "help", "lift-constants", "no-memo"},
+                          {"output", "target", "digest", "threads", "memo-dir"});
   if (!args.ok()) return report_error("compile", args.status());
   if (args->has("help") || args->positionals().size() != 1 || !args->get("output")) {
     std::fputs(kUsage, args->has("help") ? stdout : stderr);
@@ -192,11 +218,13 @@ int cmd_compile(int argc, char** argv) {
   size_t entries = 0, done = 0;
   const size_t total = jobs.size() * archs.size();
   std::vector<onnx::CompiledTensorProto> compiled;
+  std::vector<std::pair<std::string, digest::Digest>> hashed;
   for (const Job& job : jobs) {
     const onnx::TensorProto& t = *model->find_initializer(job.source);
     const std::string ctx = format::tensor_context(model->initializer_index(job.source), t.name());
     auto dg = digest::digest_tensor(*model, t, ctx, {*algorithm, &pool});
     if (!dg.ok()) return report_error("compile", dg.status());
+    hashed.emplace_back(job.source, dg->digest);
     std::vector<uint8_t> converted;
     std::span<const uint8_t> content;
     auto tb = model->tensor_bytes(t, ctx);
@@ -279,6 +307,12 @@ int cmd_compile(int argc, char** argv) {
   wo.alignment = 4096;
   auto written = format::write_model(out, *args->get("output"), wo, model.get());
   if (!written.ok()) return report_error("compile", written.status());
+  if (!args->has("no-memo")) {
+    Status st = record_memo(*args->get("output"), args->get("memo-dir").value_or(""), *algorithm,
+                            hashed);
+    // The output is complete either way; a memo that cannot be written only costs a hash later.
+    if (!st.ok()) std::fprintf(stderr, "onnx-prepack compile: memo not recorded: %s\n", st.message().c_str());
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (args->has("json")) {

@@ -83,12 +83,22 @@ Result<std::shared_ptr<const PreparedB>> ResolvedWeights::prepare(const std::str
         pack::find_gemm_b_format(request.formats[size_t(hit.format_index)].name);
     if (f == nullptr) return internal_error("weight '" + source + "': hit in an unknown format");
     pack::PackedGemmB pb{f, hit.payload, src.k, src.n};
+    std::shared_ptr<const void> keep = hit.keep_alive;
+    if (reinterpret_cast<uintptr_t>(hit.payload.data()) % 64 != 0) {
+      // An inline payload inside the parsed message may be misaligned: copy it.
+      void* mem = std::aligned_alloc(64, std::max<size_t>(64, (hit.payload.size() + 63) / 64 * 64));
+      if (mem == nullptr)
+        return resource_exhausted("weight '" + source + "': cannot copy the pack");
+      std::memcpy(mem, hit.payload.data(), hit.payload.size());
+      keep = std::shared_ptr<void>(mem, std::free);
+      pb.payload = {static_cast<const uint8_t*>(mem), hit.payload.size()};
+    }
     d.decision = "hit";
     d.format = std::string(f->name);
     d.detail = hit.entry >= 0 ? "compiled_tensors[" + std::to_string(hit.entry) + "]"
                               : "cache " + hit.cache_path;
     d.bytes_mapped = hit.payload.size();
-    prepared = std::make_shared<PackedB>(pb, hit.keep_alive);
+    prepared = std::make_shared<PackedB>(pb, keep);
     if (hit.payload_external) hit_payloads_.push_back(hit.payload);
   } else {
     d.decision = "miss";

@@ -26,7 +26,7 @@ struct SessionOptions {
 struct GraphInput {
   std::string name;
   int32_t dtype = kUndefined;
-  Shape dims;  // -1 for a symbolic or unknown dimension
+  Shape dims;              // -1 for a symbolic or unknown dimension
   bool has_shape = false;  // false: rank unknown, any shape is accepted
   std::vector<std::string> dim_params;
   bool has_initializer = false;  // an initializer provides a default
