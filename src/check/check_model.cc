@@ -4,7 +4,6 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <map>
-#include <regex>
 #include <set>
 #include <tuple>
 
@@ -12,6 +11,47 @@
 
 namespace onnx_prepack::check {
 namespace {
+
+// Hand-written matchers instead of std::regex: architecture strings come from
+// untrusted files, and libstdc++'s regex recurses per character (stack
+// overflow on long input).
+bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// ^(x86_64|aarch64)(-[a-z0-9_.]+)*$
+bool cpu_arch_grammar_ok(std::string_view arch) {
+  std::string_view rest;
+  if (arch.substr(0, 6) == "x86_64") rest = arch.substr(6);
+  else if (arch.substr(0, 7) == "aarch64") rest = arch.substr(7);
+  else return false;
+  while (!rest.empty()) {
+    if (rest[0] != '-') return false;
+    size_t n = 1;
+    while (n < rest.size() && (is_lower_alnum(rest[n]) || rest[n] == '_' || rest[n] == '.')) ++n;
+    if (n == 1) return false;
+    rest = rest.substr(n);
+  }
+  return true;
+}
+
+// ^sm_[0-9]+[a-z]?$
+bool cuda_arch_grammar_ok(std::string_view arch) {
+  if (arch.substr(0, 3) != "sm_") return false;
+  size_t i = 3;
+  while (i < arch.size() && is_digit(arch[i])) ++i;
+  if (i == 3) return false;
+  if (i < arch.size() && arch[i] >= 'a' && arch[i] <= 'z') ++i;
+  return i == arch.size();
+}
+
+// ^gfx[0-9a-f]+$
+bool rocm_arch_grammar_ok(std::string_view arch) {
+  if (arch.substr(0, 3) != "gfx" || arch.size() == 3) return false;
+  for (size_t i = 3; i < arch.size(); ++i) {
+    if (!is_digit(arch[i]) && !(arch[i] >= 'a' && arch[i] <= 'f')) return false;
+  }
+  return true;
+}
 
 std::string idx(std::string_view base, int i) {
   return std::string(base) + "[" + std::to_string(i) + "]";
@@ -39,18 +79,9 @@ bool known_device_type(std::string_view t) {
 // SPEC 6 grammar: cpu `<machine>(-<feature>)*`, cuda `sm_<digits>[a-z]?`, rocm `gfx<hex>`.
 bool architecture_grammar_ok(std::string_view type, const std::string& arch) {
   if (arch.empty()) return true;  // no constraint
-  if (type == "cpu") {
-    static const std::regex re("^(x86_64|aarch64)(-[a-z0-9_.]+)*$");
-    return std::regex_match(arch, re);
-  }
-  if (type == "cuda") {
-    static const std::regex re("^sm_[0-9]+[a-z]?$");
-    return std::regex_match(arch, re);
-  }
-  if (type == "rocm") {
-    static const std::regex re("^gfx[0-9a-f]+$");
-    return std::regex_match(arch, re);
-  }
+  if (type == "cpu") return cpu_arch_grammar_ok(arch);
+  if (type == "cuda") return cuda_arch_grammar_ok(arch);
+  if (type == "rocm") return rocm_arch_grammar_ok(arch);
   return true;  // other types: no grammar known, the type warning says so
 }
 
