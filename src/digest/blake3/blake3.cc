@@ -147,7 +147,9 @@ void subtree_cvs(const Context& c, const uint8_t* data, uint64_t n, uint64_t chu
     return;
   }
   if (parallel) {
-    const uint64_t tasks = std::min<uint64_t>(units, 8 * threads);
+    // Many small tasks (about 1 MiB each at the default unit): the last task
+    // running bounds how long the other threads sit idle at the end.
+    const uint64_t tasks = std::min<uint64_t>(units, 64 * threads);
     pool->parallel_for(tasks, [&](size_t task, size_t) {
       const uint64_t first = units * task / tasks;
       const uint64_t end = units * (task + 1) / tasks;
