@@ -21,7 +21,7 @@ bool cli_built() {
 class DigestCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!cli_built()) GTEST_SKIP() << "onnx-prepack not built at " << OP_CLI_PATH;
+    ASSERT_TRUE(cli_built()) << "onnx-prepack not built at " << OP_CLI_PATH;
     proto_ = testing::make_mlp(16, 32, 8, 3);
     path_ = dir_.file("mlp.onnx");
     testing::write_bytes(path_, proto_.SerializeAsString());
