@@ -1,6 +1,7 @@
 // GEMM benchmark: our packed-B f32 GEMM against OpenBLAS cblas_sgemm at the
 // same thread count (results compared), plus B pack throughput.
-//   gemm_bench [--quick] [--reps N]
+//   gemm_bench [--quick] [--reps N] [--m M]... [--k K] [--n N] [--threads T] [--kc KC]
+//              [--cpu-time] [--no-pack] [--kernel NAME]
 // Prints one line per case: M K N threads, GFLOP/s of both, ratio ours/openblas.
 #include <cblas.h>
 
@@ -68,18 +69,36 @@ int main(int argc, char** argv) {
   size_t kc = 0;
   int only_threads = 0;
   std::vector<size_t> only_m;
+  size_t only_k = 0, only_n = 0;
+  bool pack = true;
+  const char* only_kernel = nullptr;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) quick = true;
     if (std::strcmp(argv[i], "--cpu-time") == 0) g_cpu_time = true;
+    if (std::strcmp(argv[i], "--no-pack") == 0) pack = false;
+    if (std::strcmp(argv[i], "--kernel") == 0 && i + 1 < argc) only_kernel = argv[++i];
     if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) only_threads = std::atoi(argv[++i]);
     if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = std::atoi(argv[++i]);
     if (std::strcmp(argv[i], "--kc") == 0 && i + 1 < argc) kc = size_t(std::atoll(argv[++i]));
+    if (std::strcmp(argv[i], "--k") == 0 && i + 1 < argc) only_k = size_t(std::atoll(argv[++i]));
+    if (std::strcmp(argv[i], "--n") == 0 && i + 1 < argc) only_n = size_t(std::atoll(argv[++i]));
     if (std::strcmp(argv[i], "--m") == 0 && i + 1 < argc)
       only_m.push_back(size_t(std::atoll(argv[++i])));
   }
   const device::IsaLevel level = device::host_isa_level();
-  const uint32_t nr = level >= device::IsaLevel::kAvx512 ? 32 : 16;
+  uint32_t nr = level >= device::IsaLevel::kAvx512 ? 32 : 16;
   const kernels::F32GemmKernel* kern = kernels::f32_gemm_select(nr, level);
+  if (only_kernel != nullptr) {
+    kern = nullptr;
+    for (const auto& k : kernels::kF32GemmKernels) {
+      if (std::strcmp(k.name, only_kernel) == 0 && k.isa <= level) kern = &k;
+    }
+    if (kern == nullptr) {
+      std::fprintf(stderr, "gemm_bench: no kernel %s on this host\n", only_kernel);
+      return 2;
+    }
+    nr = kern->nr;
+  }
   std::printf("openblas core: %s; ours: %s (isa %s)\n", openblas_get_corename(), kern->name,
               std::string(device::isa_level_name(level)).c_str());
   std::printf("%6s %6s %6s %3s %10s %10s %7s %s\n", "M", "K", "N", "thr", "ours_GF/s", "blas_GF/s",
@@ -87,11 +106,11 @@ int main(int argc, char** argv) {
   std::vector<size_t> ms =
       quick ? std::vector<size_t>{1, 128} : std::vector<size_t>{1, 16, 128, 1024};
   if (!only_m.empty()) ms = only_m;
-  const std::vector<size_t> ks =
-      quick ? std::vector<size_t>{1024} : std::vector<size_t>{1024, 4096};
+  std::vector<size_t> ks = quick ? std::vector<size_t>{1024} : std::vector<size_t>{1024, 4096};
+  if (only_k) ks = {only_k};
   int failures = 0;
   for (size_t kn : ks) {
-    const size_t K = kn, N = kn;
+    const size_t K = kn, N = only_n ? only_n : kn;
     const auto b = random_floats(K * N, 2);
     std::vector<float> packed(kernels::packed_b_floats(K, N, nr));
     kernels::F32PackBArgs pa{
@@ -136,6 +155,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (!pack) return failures ? 1 : 0;
   // Pack throughput, single thread, source bytes per second.
   std::printf("\npack throughput (1 thread, source bytes):\n");
   const size_t K = 4096, N = 4096;

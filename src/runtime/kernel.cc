@@ -1,8 +1,35 @@
 #include "runtime/kernel.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace onnx_prepack::runtime {
+
+Workspace::~Workspace() {
+  for (Slot& s : slots_) std::free(s.data);
+}
+
+void Workspace::reserve_workers(size_t workers) {
+  if (slots_.size() < workers) slots_.resize(workers);
+}
+
+void* Workspace::get(size_t worker, size_t bytes) {
+  if (worker >= slots_.size()) return nullptr;
+  Slot& s = slots_[worker];
+  if (s.size < bytes || s.data == nullptr) {
+    std::free(s.data);
+    size_t size = std::max<size_t>(64, (bytes + 63) / 64 * 64);
+    s.data = std::aligned_alloc(64, size);
+    s.size = s.data ? size : 0;
+  }
+  return s.data;
+}
+
+size_t Workspace::bytes_held() const {
+  size_t n = 0;
+  for (const Slot& s : slots_) n += s.size;
+  return n;
+}
 
 Result<const ValueDesc*> BuildContext::require_input(int i) const {
   if (!has_input(i)) {

@@ -18,10 +18,37 @@
 
 namespace onnx_prepack::runtime {
 
+// Scratch memory owned by a session and reused across kernels and runs: one
+// growable 64-byte aligned buffer per pool worker (worker 0 is the thread that
+// runs the session). A kernel may use slot `w` only from the pool task running
+// as worker `w`, or slot 0 outside a parallel_for. Not for concurrent runs.
+class Workspace {
+ public:
+  Workspace() = default;
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+  ~Workspace();
+  // Makes slots [0, workers) exist; call before handing slots to pool tasks.
+  void reserve_workers(size_t workers);
+  size_t workers() const { return slots_.size(); }
+  // At least `bytes` for `worker` (< workers()); contents are not kept when it grows.
+  // nullptr only when the allocation fails.
+  void* get(size_t worker, size_t bytes);
+  size_t bytes_held() const;
+
+ private:
+  struct Slot {
+    void* data = nullptr;
+    size_t size = 0;
+  };
+  std::vector<Slot> slots_;
+};
+
 struct KernelIO {
   std::span<void* const> in;  // nullptr for an absent optional input
   std::span<void* const> out;
   base::ThreadPool* pool = nullptr;
+  Workspace* workspace = nullptr;  // may be null: kernels then allocate their own scratch
 };
 
 class Kernel {

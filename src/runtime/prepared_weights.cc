@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "pack/format_list.h"
 
@@ -22,21 +23,24 @@ class PackedB final : public PreparedB {
   int64_t k() const override { return int64_t(b_.k); }
   int64_t n() const override { return int64_t(b_.n); }
   void multiply(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc, bool accumulate,
-                base::ThreadPool* pool) const override {
+                base::ThreadPool* pool, Workspace*) const override {
     pack::GemmCall call;
     call.m = size_t(m);
     call.a = a;
     call.lda = size_t(lda);
-    call.c = c;
-    call.ldc = size_t(ldc);
-    // The packed driver writes C = A B + beta * bias; accumulation passes C as the bias.
-    if (accumulate) {
-      call.bias = c;
-      call.bias_rs = ldc;
-      call.bias_cs = 1;
-    }
+    // The driver writes C; accumulation goes through a temporary (its bias
+    // epilogue may not alias C: a tile is stored before its bias is read).
+    std::unique_ptr<float[]> tmp;
+    if (accumulate) tmp.reset(new float[size_t(m * n())]);
+    call.c = accumulate ? tmp.get() : c;
+    call.ldc = accumulate ? size_t(n()) : size_t(ldc);
     Status s = pack::run_gemm(b_, call, pool);
     if (!s.ok()) std::abort();  // sizes were checked when the kernel was built
+    if (accumulate) {
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < n(); ++j) c[i * ldc + j] += tmp[size_t(i * n() + j)];
+      }
+    }
   }
 
  private:

@@ -48,6 +48,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const format::M
   s->model_ = std::move(model);
   s->options_ = options;
   if (s->options_.pool == nullptr) s->options_.pool = &base::ThreadPool::shared();
+  s->workspace_.reserve_workers(s->options_.pool->size());
   const auto& proto = s->model_->proto();
   const auto& g = proto.graph();
 
@@ -373,7 +374,7 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
         v.constant = HostTensor::allocate(v.desc.dtype, v.desc.shape);
         op_ptrs.push_back(v.constant->mutable_data());
       }
-      kernel->run(KernelIO{ip, op_ptrs, options_.pool});
+      kernel->run(KernelIO{ip, op_ptrs, options_.pool, &workspace_});
       ++stats_.folded;
       continue;
     }
@@ -488,7 +489,7 @@ Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>
     if (it->second.nbytes()) std::memcpy(v.ptr, it->second.data, it->second.nbytes());
   }
   for (const Step& st : steps_) {
-    st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool});
+    st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_});
   }
   std::vector<HostTensor> outs;
   for (int id : output_values_) {

@@ -93,6 +93,7 @@ class Session {
   std::map<std::string, int> fed_values_;
   std::map<std::string, Feed> planned_feeds_;
   void* arena_ = nullptr;
+  Workspace workspace_;  // kernels' scratch (on-the-fly packed B), reused across runs
   PlanStats stats_;
 };
 

@@ -13,6 +13,8 @@
 
 namespace onnx_prepack::runtime {
 
+class Workspace;
+
 // B of C[M,N] = A[M,K] * B[K,N], ready to multiply.
 class PreparedB {
  public:
@@ -20,11 +22,13 @@ class PreparedB {
   virtual int64_t k() const = 0;
   virtual int64_t n() const = 0;
   // C = A * B (+ C when accumulate); A is [m, k] with row stride lda, C [m, n] with ldc.
+  // `ws` (may be null) is scratch for a B that is packed per call (slot 0 is used).
   virtual void multiply(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc,
-                        bool accumulate, base::ThreadPool* pool) const = 0;
+                        bool accumulate, base::ThreadPool* pool, Workspace* ws) const = 0;
 };
 
-// A float B in row-major [K, N] used in place (or transposed once from [N, K]).
+// A float B in row-major [K, N] (or [N, K] when `transposed`) kept as it is and
+// packed into the workspace at every multiply (`--weights plain`: no resident pack).
 std::shared_ptr<const PreparedB> make_plain_b(const Tensor& b, bool transposed,
                                               std::shared_ptr<const void> keep_alive);
 

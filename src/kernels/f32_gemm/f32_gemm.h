@@ -15,8 +15,8 @@
 // Every element is one fused-multiply-add chain over k in increasing order,
 // started from 0 (or continued from c when kAccumulate), so results do not
 // depend on blocking, threading or ISA: ref, AVX2 and AVX-512 agree bit for bit.
-// With kFinal the epilogue runs after the chain: v = alpha * v (when alpha != 1),
-// then v = fma(beta, bias[i * bias_rs + j * bias_cs], v) when bias is set.
+// `ep` is never null. With kFinal the epilogue runs after the chain: v = alpha * v (when alpha !=
+// 1), then v = fma(beta, bias[i * bias_rs + j * bias_cs], v) when bias is set.
 //
 // Per-ISA files (f32_gemm_6x16_avx2.cc, f32_gemm_14x32_avx512.cc) include
 // only this header; f32_gemm_ref.cc is the portable twin of every tile.
@@ -38,6 +38,10 @@ struct F32GemmEpilogue {
   const float* bias = nullptr;  // already offset to this tile's (row 0, col 0)
   ptrdiff_t bias_rs = 0;        // row stride in elements (0 = broadcast)
   ptrdiff_t bias_cs = 0;        // column stride: 0 (broadcast) or 1
+  // Cache hint, no effect on results: when set, a kernel may fetch the kc
+  // 64-byte lines starting here into L2, one per k step (the driver points it
+  // at B the next calls will read). Kernels that ignore it are correct too.
+  const void* prefetch_l2 = nullptr;
 };
 
 using F32GemmUkernel = void (*)(size_t mr, size_t nr, size_t kc, const float* a, const float* b,

@@ -11,10 +11,10 @@
 namespace onnx_prepack::kernels {
 namespace {
 
-constexpr size_t kDefaultKc = 256;
-constexpr size_t kMcBlocks = 16;                  // micro-panels of A per packed A block
-constexpr size_t kMaxMr = 32;                     // largest microkernel row count
-constexpr size_t kBBlockBytes = size_t(1) << 20;  // B block kept in L2 (half of it)
+constexpr size_t kDefaultKc = 384;  // A micro-panel (14 x kc) in L1, B sliver streamed from L2
+constexpr size_t kMcBlocks = 64;    // micro-panels of A per packed A block
+constexpr size_t kMaxMr = 32;       // largest microkernel row count
+constexpr size_t kBBlockBytes = size_t(1) << 20;  // kc x (group * nr) B block kept in L2
 
 size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
@@ -42,6 +42,33 @@ struct Task {
   size_t m0, m1, p0, p1;
 };
 
+// Packs rows [r0, r0 + mr) x columns [pc, pc + kc) of A as one micro-panel
+// dst[k * mr + i]. Row by row: each source row is read front to back (rows of
+// a power-of-two stride would otherwise alias in L1), the writes stay in the
+// L1-sized micro-panel.
+void pack_a(const float* a, size_t lda, size_t mr, size_t kc, float* dst) {
+  for (size_t i = 0; i < mr; ++i) {
+    const float* src = a + i * lda;
+    float* d = dst + i;
+    for (size_t k = 0; k < kc; ++k) d[k * mr] = src[k];
+  }
+}
+
+// A block of B: K rows [pc, pc + kc) of panels [p0, p1).
+struct NextBlock {
+  size_t pc = 0, kc = 0, p0 = 0, p1 = 0;
+};
+
+// Loop nest (outer to inner), after BLIS / OpenBLAS:
+//   K blocks of kc
+//     row blocks of mc: A packed once into micro-panels (L3 / L2)
+//       column groups: a kc x (group * nr) block of B read into L2 by the first
+//       micro-panel, reused from L2 by the others
+//         micro-panels of rows: one kc x mr micro-panel of A stays in L1
+//           panels of the group: the kernel streams the kc x nr B sliver from
+//           L2 (prefetching it into L1 itself) against the A micro-panel.
+// Between calls the driver prefetches the next C tile into L1 and, a piece per
+// call, the next A micro-panel into L2.
 void run_task(const F32GemmArgs& g, const F32GemmKernel& kern, size_t kc_opt, const Task& t,
               FloatBuffer& abuf, size_t& abuf_size) {
   const size_t K = g.b.k, nr = g.b.nr, mr_max = kern.mr;
@@ -51,7 +78,8 @@ void run_task(const F32GemmArgs& g, const F32GemmKernel& kern, size_t kc_opt, co
   // One micro-panel of A per block: no reuse of B across it, so stream whole panels.
   size_t kc = rows <= mr_max ? K : (kc_opt ? kc_opt : kDefaultKc);
   if (kc == 0) kc = 1;
-  const size_t need = std::min(rows, mc_max) * std::min(kc, std::max<size_t>(K, 1));
+  const size_t kc_eff = std::max<size_t>(std::min(kc, K), 1);
+  const size_t need = std::min(rows, mc_max) * kc_eff;
   if (abuf_size < need) {
     abuf = alloc_floats(need);
     abuf_size = need;
@@ -61,61 +89,92 @@ void run_task(const F32GemmArgs& g, const F32GemmKernel& kern, size_t kc_opt, co
   ep.beta = g.beta;
   ep.bias_rs = g.bias_rs;
   ep.bias_cs = g.bias_cs;
-  // Panels per B block: a kc x (group * nr) slice of B stays in L2 while
-  // every A block of the task passes over it.
-  const size_t group =
-      std::max<size_t>(1, kBBlockBytes / (std::max<size_t>(std::min(kc, K), 1) * nr * 4));
-  for (size_t g0 = t.p0; g0 < t.p1; g0 += group) {
-    const size_t g1 = std::min(t.p1, g0 + group);
-    size_t pc = 0;
-    do {
-      const size_t kcur = std::min(kc, K - pc);
-      const uint32_t flags = (pc > 0 ? kGemmAccumulate : 0) | (pc + kcur == K ? kGemmFinal : 0);
-      for (size_t ic = t.m0; ic < t.m1; ic += mc_max) {
-        const size_t mc = std::min(mc_max, t.m1 - ic);
-        const RowSplit split = split_rows(mc, mr_max);
-        // Pack A[ic .. ic+mc, pc .. pc+kcur) as micro-panels a[k * mr + i].
-        for (size_t b = 0; b < split.count; ++b) {
-          const size_t r0 = split.first_row(b), mr = split.rows_of(b);
-          float* dst = abuf.get() + r0 * kcur;
-          const float* src[kMaxMr];
-          for (size_t i = 0; i < mr; ++i) src[i] = g.a + (ic + r0 + i) * g.lda + pc;
-          if (mr == 1) {
-            std::copy(src[0], src[0] + kcur, dst);
-          } else {
-            for (size_t k = 0; k < kcur; ++k) {
-              for (size_t i = 0; i < mr; ++i) *dst++ = src[i][k];
-            }
+  const size_t group = std::max<size_t>(1, kBBlockBytes / (kc_eff * nr * sizeof(float)));
+  size_t pc = 0;
+  do {
+    const size_t kcur = std::min(kc, K - pc);
+    const uint32_t flags = (pc > 0 ? kGemmAccumulate : 0) | (pc + kcur == K ? kGemmFinal : 0);
+    const bool prefetch = kcur >= 32;  // calls long enough to hide the fetches
+    for (size_t ic = t.m0; ic < t.m1; ic += mc_max) {
+      const size_t mc = std::min(mc_max, t.m1 - ic);
+      const RowSplit split = split_rows(mc, mr_max);
+      for (size_t b = 0; b < split.count; ++b) {
+        const size_t r0 = split.first_row(b);
+        pack_a(g.a + (ic + r0) * g.lda + pc, g.lda, split.rows_of(b), kcur, abuf.get() + r0 * kcur);
+      }
+      for (size_t g0 = t.p0; g0 < t.p1; g0 += group) {
+        const size_t g1 = std::min(t.p1, g0 + group);
+        // The B block the loop nest reads next, fetched into L2 by the kernels
+        // (kcur lines per call) over the last calls on this block.
+        NextBlock next;
+        if (prefetch && split.count > 1) {
+          if (g1 < t.p1) {
+            next = {pc, std::min(kc, K - pc), g1, std::min(t.p1, g1 + group)};
+          } else if (ic + mc < t.m1) {
+            next = {pc, kcur, t.p0, std::min(t.p1, t.p0 + group)};
+          } else if (pc + kcur < K) {
+            next = {pc + kcur, std::min(kc, K - pc - kcur), t.p0, std::min(t.p1, t.p0 + group)};
           }
         }
-        for (size_t p = g0; p < g1; ++p) {
-          const size_t col = p * nr;
-          const size_t nrv = std::min(nr, g.b.n - col);
-          const float* bp = g.b.data + p * K * nr + pc * nr;
-          for (size_t b = 0; b < split.count; ++b) {
-            const size_t r0 = split.first_row(b), mr = split.rows_of(b);
-            const size_t row = ic + r0;
+        const size_t sliver_lines = ceil_div(next.kc * nr * sizeof(float), 64);
+        const size_t calls = split.count * (g1 - g0);
+        const size_t pf_calls = prefetch ? ceil_div(sliver_lines * (next.p1 - next.p0), kcur) : 0;
+        const size_t pf_first = calls > pf_calls ? calls - pf_calls : 0;
+        for (size_t b = 0; b < split.count; ++b) {
+          const size_t r0 = split.first_row(b), mr = split.rows_of(b);
+          const size_t row = ic + r0;
+          const float* ap = abuf.get() + r0 * kcur;
+          // The next micro-panel of A, fetched into L2 over this group's calls.
+          const char* next_a = nullptr;
+          size_t a_bytes = 0, a_step = 0;
+          if (prefetch && b + 1 < split.count) {
+            next_a = reinterpret_cast<const char*>(abuf.get() + split.first_row(b + 1) * kcur);
+            a_bytes = split.rows_of(b + 1) * kcur * sizeof(float);
+            a_step = ceil_div(ceil_div(a_bytes, 64), g1 - g0) * 64;
+          }
+          for (size_t p = g0; p < g1; ++p) {
+            const size_t col = p * nr;
+            const size_t nrv = std::min(nr, g.b.n - col);
+            const float* bp = g.b.data + p * K * nr + pc * nr;
             ep.bias =
                 g.bias ? g.bias + ptrdiff_t(row) * g.bias_rs + ptrdiff_t(col) * g.bias_cs : nullptr;
-            // Warm the next C tile while this one computes (it is read when
-            // accumulating and written in any case).
-            const size_t next_row = b + 1 < split.count ? ic + split.first_row(b + 1) : ic;
-            const size_t next_col = b + 1 < split.count ? col : col + nr;
-            if (next_col < g.b.n && kcur >= 32) {
-              const float* nc = g.c + next_row * g.ldc + next_col;
-              const size_t next_mr = b + 1 < split.count ? split.rows_of(b + 1) : split.rows_of(0);
-              for (size_t i = 0; i < next_mr; ++i) {
-                for (size_t j = 0; j < nr; j += 16) __builtin_prefetch(nc + i * g.ldc + j, 1, 3);
+            if (prefetch) {
+              if (next_a != nullptr) {
+                const size_t lo = (p - g0) * a_step, hi = std::min(a_bytes, lo + a_step);
+                for (size_t off = lo; off < hi; off += 64) __builtin_prefetch(next_a + off, 0, 2);
+              }
+              // The next C tile (read when accumulating, written in any case).
+              size_t next_row = row, next_col = col + nr, next_mr = mr;
+              if (p + 1 == g1) {
+                next_row = b + 1 < split.count ? ic + split.first_row(b + 1) : ic;
+                next_col = b + 1 < split.count ? g0 * nr : g1 * nr;
+                next_mr = b + 1 < split.count ? split.rows_of(b + 1) : split.rows_of(0);
+              }
+              if (next_col < g.b.n) {
+                const float* nc = g.c + next_row * g.ldc + next_col;
+                for (size_t i = 0; i < next_mr; ++i) {
+                  for (size_t j = 0; j < nr; j += 16) __builtin_prefetch(nc + i * g.ldc + j, 1, 3);
+                }
               }
             }
-            kern.fn(mr, nrv, kcur, abuf.get() + r0 * kcur, bp, g.c + row * g.ldc + col, g.ldc,
-                    flags, &ep);
+            ep.prefetch_l2 = nullptr;
+            const size_t call = b * (g1 - g0) + (p - g0);
+            if (pf_calls > 0 && call >= pf_first) {
+              const size_t line = (call - pf_first) * kcur;
+              const size_t s_idx = next.p0 + line / sliver_lines;
+              if (s_idx < next.p1) {
+                ep.prefetch_l2 =
+                    reinterpret_cast<const char*>(g.b.data + s_idx * K * nr + next.pc * nr) +
+                    (line % sliver_lines) * 64;
+              }
+            }
+            kern.fn(mr, nrv, kcur, ap, bp, g.c + row * g.ldc + col, g.ldc, flags, &ep);
           }
         }
       }
-      pc += kcur;
-    } while (pc < K);
-  }
+    }
+    pc += kcur;
+  } while (pc < K);
 }
 
 }  // namespace

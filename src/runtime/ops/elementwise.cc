@@ -7,6 +7,7 @@
 
 #include "runtime/kernel.h"
 #include "runtime/ops/dispatch.h"
+#include "runtime/ops/vec_math.h"
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -83,6 +84,22 @@ Result<std::unique_ptr<Kernel>> build_binary(BuildContext& ctx) {
   ctx.set_output(0, dt, out);
   auto plan = make_broadcast_plan({ctx.input(0).shape, ctx.input(1).shape}, out);
   std::unique_ptr<Kernel> k;
+  if (dt == kFloat) {  // vectorised (vec_math.h): same bytes as the scalar loop
+    const vec::BinaryFn fn = vec::host_vec_kernels().binary;
+    constexpr int code = op == BinOp::kAdd   ? vec::kAdd
+                         : op == BinOp::kSub ? vec::kSub
+                         : op == BinOp::kMul ? vec::kMul
+                                             : vec::kDiv;
+    return std::unique_ptr<Kernel>(new FnKernel([plan, fn](const KernelIO& io) {
+      const float* a = static_cast<const float*>(io.in[0]);
+      const float* b = static_cast<const float*>(io.in[1]);
+      float* o = static_cast<float*>(io.out[0]);
+      run_broadcast(plan, io.pool, [&](int64_t base, const int64_t* off, int64_t n) {
+        fn(code, a + off[0], size_t(plan.inner_stride[0]), b + off[1], size_t(plan.inner_stride[1]),
+           o + base, size_t(n));
+      });
+    }));
+  }
   bool ok = dispatch_numeric(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     k = std::make_unique<FnKernel>([plan](const KernelIO& io) {
@@ -233,6 +250,17 @@ inline T unary(T x) {
   }
 }
 
+// The vectorised float form of `op` (vec_math.h), or null.
+template <UnOp op>
+vec::UnaryFn vector_unary() {
+  const vec::VecKernels& vk = vec::host_vec_kernels();
+  if constexpr (op == UnOp::kErf) return vk.erf;
+  if constexpr (op == UnOp::kTanh) return vk.tanh;
+  if constexpr (op == UnOp::kGelu) return vk.gelu;
+  if constexpr (op == UnOp::kGeluTanh) return vk.gelu_tanh;
+  return nullptr;
+}
+
 template <UnOp op>
 Result<std::unique_ptr<Kernel>> make_unary(BuildContext& ctx, bool ints_ok) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* in, ctx.require_input(0));
@@ -240,6 +268,15 @@ Result<std::unique_ptr<Kernel>> make_unary(BuildContext& ctx, bool ints_ok) {
   ctx.set_output(0, dt, in->shape);
   int64_t n = shape_numel(in->shape);
   std::unique_ptr<Kernel> k;
+  if (vec::UnaryFn fn = vector_unary<op>(); fn != nullptr && dt == kFloat) {
+    // Elementwise, so neither the chunking nor the thread count changes a bit.
+    return std::unique_ptr<Kernel>(new FnKernel([n, fn](const KernelIO& io) {
+      const float* x = static_cast<const float*>(io.in[0]);
+      float* o = static_cast<float*>(io.out[0]);
+      parallel_range(io.pool, n, kMinChunk / 4,
+                     [&](int64_t b, int64_t e) { fn(x + b, o + b, size_t(e - b)); });
+    }));
+  }
   auto make = [&](auto tag) {
     using T = typename decltype(tag)::type;
     k = std::make_unique<FnKernel>([n](const KernelIO& io) {

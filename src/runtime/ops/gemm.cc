@@ -1,107 +1,87 @@
 #include "runtime/ops/gemm.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "device/cpu_features.h"
+#include "kernels/f32_gemm/gemm_driver.h"
+#include "runtime/kernel.h"
 
 namespace onnx_prepack::runtime {
-namespace {
 
-using MicroKernel = void (*)(size_t, size_t, size_t, const float*, size_t, const float*, size_t,
-                             float*, size_t, int);
-
-struct KernelChoice {
-  MicroKernel fn;
-  int64_t mr;
-  int64_t nr;
-  int64_t kc;
-};
-
-KernelChoice choose() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return {f32_matmul_8x32_avx512, 8, 32, 128};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    return {f32_matmul_6x16_avx2, 6, 16, 256};
+size_t gemm_panel_width() {
+  // The kernels layer's table lists its kernels best first: the first one the
+  // host runs decides the panel width (the driver then selects it for that width).
+  const device::IsaLevel level = device::host_isa_level();
+  for (const kernels::F32GemmKernel& k : kernels::kF32GemmKernels) {
+    if (k.isa <= level && k.isa != device::IsaLevel::kRef) return k.nr;
   }
-  return {f32_matmul_4x16_ref, 4, 16, 256};
+  return 16;  // portable: the 16-column layout, as pack::gemm_b_runtime_format
 }
 
-}  // namespace
+size_t gemm_pack_floats(size_t k, size_t n, size_t nr) {
+  return kernels::packed_b_floats(k, n, nr);
+}
 
-void sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-           int64_t ldb, float* c, int64_t ldc, bool accumulate, base::ThreadPool* pool) {
-  if (m <= 0 || n <= 0) return;
-  if (k <= 0) {
-    if (!accumulate) {
-      for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
-    }
-    return;
+static void check(const Status& s) {
+  if (!s.ok()) {  // shapes and buffers were checked when the kernel was built
+    std::fprintf(stderr, "onnx-prepack: runtime gemm: %s\n", s.message().c_str());
+    std::abort();
   }
-  static const KernelChoice kc = choose();
-  if (m <= 2) {
-    // Matrix-vector: stream B row by row (sequential reads, C slice in L1),
-    // columns split over the pool.
-    const int64_t kCols = 2048;
-    int64_t tasks = (n + kCols - 1) / kCols;
-    auto gemv = [&](size_t t, size_t) {
-      int64_t j0 = int64_t(t) * kCols, j1 = std::min(n, j0 + kCols);
-      for (int64_t i = 0; i < m; ++i) {
-        float* cr = c + i * ldc;
-        const float* ar = a + i * lda;
-        for (int64_t kk = 0; kk < k; ++kk) {
-          const float av = ar[kk];
-          const float* br = b + kk * ldb;
-          if (kk == 0 && !accumulate) {
-            for (int64_t j = j0; j < j1; ++j) cr[j] = av * br[j];
-          } else {
-            for (int64_t j = j0; j < j1; ++j) cr[j] += av * br[j];
-          }
-        }
-      }
-    };
-    if (pool && tasks > 1 && double(n) * double(k) > 65536.0) {
-      pool->parallel_for(size_t(tasks), gemv);
-    } else {
-      for (int64_t t = 0; t < tasks; ++t) gemv(size_t(t), 0);
-    }
-    return;
-  }
-  // Split the output into tasks: column blocks (multiples of NR) first, rows
-  // when there are few columns; each task keeps at least ~64K multiply-adds.
-  size_t threads = pool ? pool->size() : 1;
-  int64_t n_blocks = (n + kc.nr - 1) / kc.nr;
-  int64_t m_blocks = (m + kc.mr - 1) / kc.mr;
-  double work = double(m) * double(n) * double(k);
-  int64_t want = threads > 1 ? int64_t(std::min<double>(double(threads) * 4, work / 65536.0)) : 1;
-  want = std::max<int64_t>(want, 1);
-  int64_t n_tasks = std::min(n_blocks, want);
-  int64_t m_tasks = std::min(m_blocks, std::max<int64_t>(1, want / n_tasks));
-  int64_t n_per = (n_blocks + n_tasks - 1) / n_tasks * kc.nr;
-  int64_t m_per = (m_blocks + m_tasks - 1) / m_tasks * kc.mr;
-  n_tasks = (n + n_per - 1) / n_per;
-  m_tasks = (m + m_per - 1) / m_per;
+}
 
-  auto task = [&](size_t t, size_t) {
-    int64_t mi = int64_t(t) / n_tasks, ni = int64_t(t) % n_tasks;
-    int64_t m0 = mi * m_per, m1 = std::min(m, m0 + m_per);
-    int64_t n0 = ni * n_per, n1 = std::min(n, n0 + n_per);
-    for (int64_t k0 = 0; k0 < k; k0 += kc.kc) {
-      int64_t kb = std::min(kc.kc, k - k0);
-      int acc = (accumulate || k0 > 0) ? 1 : 0;
-      for (int64_t j = n0; j < n1; j += kc.nr) {
-        size_t nr = size_t(std::min(kc.nr, n1 - j));
-        for (int64_t i = m0; i < m1; i += kc.mr) {
-          size_t mr = size_t(std::min(kc.mr, m1 - i));
-          kc.fn(mr, nr, size_t(kb), a + i * lda + k0, size_t(lda), b + k0 * ldb + j, size_t(ldb),
-                c + i * ldc + j, size_t(ldc), acc);
-        }
-      }
-    }
-  };
-  size_t tasks = size_t(n_tasks * m_tasks);
-  if (pool && tasks > 1) {
-    pool->parallel_for(tasks, task);
-  } else {
-    for (size_t t = 0; t < tasks; ++t) task(t, 0);
+void gemm_f32(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b,
+              kernels::PackSourceLayout layout, float* c, size_t ldc, bool accumulate, float* pack,
+              base::ThreadPool* pool) {
+  if (m == 0 || n == 0) return;
+  const size_t nr = gemm_panel_width();
+  if (k > 0) {
+    kernels::F32PackBArgs pa;
+    pa.src = b;
+    pa.layout = layout;
+    pa.type = kernels::PackSourceType::kFloat;
+    pa.k = k;
+    pa.n = n;
+    pa.nr = nr;
+    pa.dst = pack;
+    // The pack is tiny next to the product unless m is small; split it only when large.
+    check(kernels::f32_pack_b(pa, k * n >= (size_t(1) << 16) ? pool : nullptr));
   }
+  // The driver writes C; accumulation goes through a temporary (its bias
+  // epilogue may not alias C: the tile is stored before the bias is read).
+  std::unique_ptr<float[]> tmp;
+  if (accumulate) tmp.reset(new float[m * n]);
+  kernels::F32GemmArgs g;
+  g.m = m;
+  g.a = a;
+  g.lda = lda;
+  g.b = kernels::PackedBView{pack, k, n, nr};
+  g.c = accumulate ? tmp.get() : c;
+  g.ldc = accumulate ? n : ldc;
+  kernels::F32GemmOptions opt;
+  opt.pool = pool;
+  check(kernels::f32_gemm(g, opt));
+  if (accumulate) {
+    for (size_t i = 0; i < m; ++i) {
+      for (size_t j = 0; j < n; ++j) c[i * ldc + j] += tmp[i * n + j];
+    }
+  }
+}
+
+void gemm_f32(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b,
+              kernels::PackSourceLayout layout, float* c, size_t ldc, bool accumulate,
+              Workspace* ws, size_t worker, base::ThreadPool* pool) {
+  if (m == 0 || n == 0) return;
+  const size_t floats = std::max<size_t>(1, gemm_pack_floats(k, n, gemm_panel_width()));
+  float* pack = ws ? static_cast<float*>(ws->get(worker, floats * sizeof(float))) : nullptr;
+  std::unique_ptr<float[]> own;
+  if (pack == nullptr) {
+    own.reset(new float[floats]);
+    pack = own.get();
+  }
+  gemm_f32(m, n, k, a, lda, b, layout, c, ldc, accumulate, pack, pool);
 }
 
 }  // namespace onnx_prepack::runtime

@@ -1,29 +1,41 @@
-// The runtime's own fp32 GEMM for operands that are not prepared weights
-// (activation x activation in attention, and the fallback when weight
-// preparation is off): register-blocked micro-kernels that read B in place.
+// fp32 products whose B is not a prepared weight (activation x activation in
+// attention, a Gemm/MatMul B computed at run time, and `--weights plain`): B is
+// packed now into scratch with the kernels layer's pack routine
+// (kernels::f32_pack_b, panels of the host's best width) and multiplied by the
+// kernels layer's driver (kernels::f32_gemm). No GEMM micro-kernel of its own.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "base/thread_pool.h"
+#include "kernels/f32_gemm/f32_gemm.h"
 
 namespace onnx_prepack::runtime {
 
-// C[M,N] = A[M,K] * B[K,N] (+ C when accumulate). Row-major; lda/ldb/ldc are
-// row strides in elements. Operands must not overlap C.
-void sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
-           int64_t ldb, float* c, int64_t ldc, bool accumulate, base::ThreadPool* pool);
+class Workspace;
 
-// Micro-kernels: mr <= MR rows, nr <= NR columns, kc depth. B is read at
-// b[kk * ldb + j]. accumulate != 0 adds to C.
-extern "C" {
-void f32_matmul_4x16_ref(size_t mr, size_t nr, size_t kc, const float* a, size_t lda,
-                         const float* b, size_t ldb, float* c, size_t ldc, int accumulate);
-void f32_matmul_6x16_avx2(size_t mr, size_t nr, size_t kc, const float* a, size_t lda,
-                          const float* b, size_t ldb, float* c, size_t ldc, int accumulate);
-void f32_matmul_8x32_avx512(size_t mr, size_t nr, size_t kc, const float* a, size_t lda,
-                            const float* b, size_t ldb, float* c, size_t ldc, int accumulate);
-}
+// Panel width of the packed B on this host: that of the kernels layer's best
+// kernel at device::host_isa_level() (32 with AVX-512, 16 with AVX2 or ref).
+size_t gemm_panel_width();
+
+// Floats of the scratch that holds B [k, n] packed in panels of `nr`.
+size_t gemm_pack_floats(size_t k, size_t n, size_t nr);
+
+// C[m, n] = A[m, k] * B (+ C when accumulate). A row-major with row stride lda,
+// C with ldc; B contiguous: [k, n] for kKN, [n, k] for kNK (a transposed B needs
+// no copy). `pack` is scratch of gemm_pack_floats(k, n, gemm_panel_width())
+// floats, 4-byte aligned (64 preferred); `pool` splits the pack and the product
+// (null: calling thread only). Results do not depend on the pool size (the
+// driver never splits K). C must not overlap A or B.
+void gemm_f32(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b,
+              kernels::PackSourceLayout layout, float* c, size_t ldc, bool accumulate, float* pack,
+              base::ThreadPool* pool);
+
+// The same with scratch from `ws` slot `worker` (or a temporary buffer when
+// `ws` is null).
+void gemm_f32(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b,
+              kernels::PackSourceLayout layout, float* c, size_t ldc, bool accumulate,
+              Workspace* ws, size_t worker, base::ThreadPool* pool);
 
 }  // namespace onnx_prepack::runtime

@@ -63,12 +63,13 @@ Result<std::unique_ptr<Kernel>> build_matmul(BuildContext& ctx) {
     if (prep) {
       return std::unique_ptr<Kernel>(new FnKernel([prep, rows, k, n](const KernelIO& io) {
         prep->multiply(rows, static_cast<const float*>(io.in[0]), k, static_cast<float*>(io.out[0]),
-                       n, false, io.pool);
+                       n, false, io.pool, io.workspace);
       }));
     }
     return std::unique_ptr<Kernel>(new FnKernel([rows, k, n](const KernelIO& io) {
-      sgemm(rows, n, k, static_cast<const float*>(io.in[0]), k, static_cast<const float*>(io.in[1]),
-            n, static_cast<float*>(io.out[0]), n, false, io.pool);
+      gemm_f32(size_t(rows), size_t(n), size_t(k), static_cast<const float*>(io.in[0]), size_t(k),
+               static_cast<const float*>(io.in[1]), kernels::PackSourceLayout::kKN,
+               static_cast<float*>(io.out[0]), size_t(n), false, io.workspace, 0, io.pool);
     }));
   }
   // Batched: per output batch, offsets into A and B.
@@ -90,16 +91,22 @@ Result<std::unique_ptr<Kernel>> build_matmul(BuildContext& ctx) {
     const float* ap = static_cast<const float*>(io.in[0]);
     const float* bp = static_cast<const float*>(io.in[1]);
     float* op = static_cast<float*>(io.out[0]);
-    auto one = [&](int64_t i, base::ThreadPool* pool) {
-      sgemm(m, n, k, ap + a_off[size_t(i)], k, bp + b_off[size_t(i)], n, op + i * m * n, n, false,
-            pool);
-    };
-    // Many small products (attention heads): one per task.
+    const auto kn = kernels::PackSourceLayout::kKN;
+    // Many small products (attention heads): one per task, each packing its B
+    // into its worker's scratch. The product does not depend on the split.
     if (io.pool && io.pool->size() > 1 && batches >= int64_t(io.pool->size()) &&
         double(m) * double(n) * double(k) < 4e6) {
-      io.pool->parallel_for(size_t(batches), [&](size_t i, size_t) { one(int64_t(i), nullptr); });
+      if (io.workspace) io.workspace->reserve_workers(io.pool->size());
+      io.pool->parallel_for(size_t(batches), [&](size_t i, size_t worker) {
+        gemm_f32(size_t(m), size_t(n), size_t(k), ap + a_off[i], size_t(k), bp + b_off[i], kn,
+                 op + int64_t(i) * m * n, size_t(n), false, io.workspace, worker, nullptr);
+      });
     } else {
-      for (int64_t i = 0; i < batches; ++i) one(i, io.pool);
+      for (int64_t i = 0; i < batches; ++i) {
+        gemm_f32(size_t(m), size_t(n), size_t(k), ap + a_off[size_t(i)], size_t(k),
+                 bp + b_off[size_t(i)], kn, op + i * m * n, size_t(n), false, io.workspace, 0,
+                 io.pool);
+      }
     }
   }));
 }
@@ -133,9 +140,6 @@ Result<std::unique_ptr<Kernel>> build_gemm(BuildContext& ctx) {
   }
   ctx.set_output(0, kFloat, out);
   OP_ASSIGN_OR_RETURN(auto prep, prepared_b(ctx, 1, tb));
-  if (!prep && tb && ctx.input_value(1) != nullptr) {
-    prep = make_plain_b(*ctx.input_value(1), true, nullptr);  // transposed once, at plan time
-  }
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
     const float* ap = static_cast<const float*>(io.in[0]);
     float* y = static_cast<float*>(io.out[0]);
@@ -148,18 +152,11 @@ Result<std::unique_ptr<Kernel>> build_gemm(BuildContext& ctx) {
       ap = at.data();
     }
     if (prep) {
-      prep->multiply(m, ap, k, y, n, false, io.pool);
-    } else {
-      const float* bp = static_cast<const float*>(io.in[1]);
-      std::vector<float> bt;
-      if (tb) {  // [N, K] -> [K, N]
-        bt.resize(size_t(k * n));
-        for (int64_t i = 0; i < n; ++i) {
-          for (int64_t j = 0; j < k; ++j) bt[size_t(j * n + i)] = bp[i * k + j];
-        }
-        bp = bt.data();
-      }
-      sgemm(m, n, k, ap, k, bp, n, y, n, false, io.pool);
+      prep->multiply(m, ap, k, y, n, false, io.pool, io.workspace);
+    } else {  // B packed now, straight from [K, N] or [N, K]
+      gemm_f32(size_t(m), size_t(n), size_t(k), ap, size_t(k), static_cast<const float*>(io.in[1]),
+               tb ? kernels::PackSourceLayout::kNK : kernels::PackSourceLayout::kKN, y, size_t(n),
+               false, io.workspace, 0, io.pool);
     }
     if (alpha != 1.0f) {
       for (int64_t i = 0; i < m * n; ++i) y[i] *= alpha;

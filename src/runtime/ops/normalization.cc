@@ -6,6 +6,7 @@
 
 #include "runtime/kernel.h"
 #include "runtime/ops/dispatch.h"
+#include "runtime/ops/vec_math.h"
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -31,6 +32,17 @@ Result<std::unique_ptr<Kernel>> build_softmax(BuildContext& ctx) {
       else
         inner *= x->shape[size_t(i)];
     }
+  }
+  if (inner == 1) {  // softmax over contiguous rows: vectorised, one call per row block
+    const vec::SoftmaxFn fn = vec::host_vec_kernels().softmax_rows;
+    return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
+      const float* in = static_cast<const float*>(io.in[0]);
+      float* out = static_cast<float*>(io.out[0]);
+      parallel_range(io.pool, outer, std::max<int64_t>(1, 8192 / std::max<int64_t>(len, 1)),
+                     [&](int64_t r0, int64_t r1) {
+                       fn(in + r0 * len, out + r0 * len, size_t(r1 - r0), size_t(len));
+                     });
+    }));
   }
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
     const float* in = static_cast<const float*>(io.in[0]);
@@ -106,6 +118,22 @@ Result<std::unique_ptr<Kernel>> build_layer_norm(BuildContext& ctx) {
   for (int64_t i = axis; i < rank; ++i) stat_shape[size_t(i)] = 1;
   if (ctx.output_count() > 1) ctx.set_output(1, kFloat, stat_shape);
   if (ctx.output_count() > 2) ctx.set_output(2, kFloat, stat_shape);
+  if (scale_full && bias_full) {  // vectorised rows (vec_math.h)
+    const vec::LayerNormFn fn = vec::host_vec_kernels().layer_norm_rows;
+    return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
+      const float* in = static_cast<const float*>(io.in[0]);
+      const float* sc = static_cast<const float*>(io.in[1]);
+      const float* bi = has_bias ? static_cast<const float*>(io.in[2]) : nullptr;
+      float* out = static_cast<float*>(io.out[0]);
+      float* mean_out = io.out.size() > 1 ? static_cast<float*>(io.out[1]) : nullptr;
+      float* inv_out = io.out.size() > 2 ? static_cast<float*>(io.out[2]) : nullptr;
+      parallel_range(io.pool, outer, std::max<int64_t>(1, 8192 / std::max<int64_t>(len, 1)),
+                     [&](int64_t r0, int64_t r1) {
+                       fn(in + r0 * len, sc, bi, out + r0 * len, mean_out ? mean_out + r0 : nullptr,
+                          inv_out ? inv_out + r0 : nullptr, size_t(r1 - r0), size_t(len), eps);
+                     });
+    }));
+  }
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
     const float* in = static_cast<const float*>(io.in[0]);
     const float* sc = static_cast<const float*>(io.in[1]);

@@ -1,0 +1,362 @@
+/* onnx-prepack C API: opaque handles, sized integers, a status code from every
+ * call and no exception across the boundary. Compiles as C99 and as C++.
+ *
+ *   op_model     a parsed ONNX model (external data mapped on demand)
+ *   op_resolver  the loading rules (SPEC 4.3) for a runtime with its own kernels:
+ *                it asks for a source initializer in the formats it reads and
+ *                gets a mapped payload (hit) or a miss reason
+ *   op_session   our CPU runtime on one model, weights through the resolver
+ *
+ * Errors: every function returning op_status_code sets a thread-local message,
+ * read with op_last_error_message() (empty after a call that succeeded).
+ * Ownership and lifetimes are listed in docs/c-api.md; in short: strings and
+ * arrays a getter returns are borrowed from the handle they came from, and
+ * stay valid until that handle is freed or, where noted, until the next call
+ * that refreshes them (op_model_check, op_session_run). A handle may be used
+ * from one thread at a time; different handles are independent. */
+#ifndef ONNX_PREPACK_C_API_H_
+#define ONNX_PREPACK_C_API_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define OP_API __attribute__((visibility("default")))
+#else
+#define OP_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OP_VERSION_MAJOR 0
+#define OP_VERSION_MINOR 1
+#define OP_VERSION_PATCH 0
+
+/* ---- status ------------------------------------------------------------- */
+
+/* Mirrors onnx_prepack::StatusCode. */
+typedef enum op_status_code {
+  OP_STATUS_OK = 0,
+  OP_STATUS_INVALID_ARGUMENT = 1,   /* the caller's request is malformed (null argument too) */
+  OP_STATUS_NOT_FOUND = 2,          /* a named object does not exist */
+  OP_STATUS_OUT_OF_RANGE = 3,       /* an index past an end */
+  OP_STATUS_DATA_LOSS = 4,          /* corrupt or truncated input */
+  OP_STATUS_UNIMPLEMENTED = 5,      /* valid but not supported by this build */
+  OP_STATUS_RESOURCE_EXHAUSTED = 6, /* a limit was hit, or memory ran out */
+  OP_STATUS_IO_ERROR = 7,           /* the operating system refused */
+  OP_STATUS_INTERNAL = 8            /* a bug of ours */
+} op_status_code;
+
+/* "ok", "invalid_argument", ...; "unknown" for other values. Static storage. */
+OP_API const char* op_status_code_name(op_status_code code);
+/* Message of the last call on this thread that returned an error, "" after a
+ * call that succeeded. Valid until the next API call on this thread. */
+OP_API const char* op_last_error_message(void);
+/* Code of that call (OP_STATUS_OK after a success). */
+OP_API op_status_code op_last_error_code(void);
+
+/* ---- version ------------------------------------------------------------ */
+
+/* (major << 16) | (minor << 8) | patch of the library actually loaded. */
+OP_API uint32_t op_version(void);
+OP_API const char* op_version_string(void); /* "0.1.0" */
+/* DeviceProto.runtime / runtime_version of the entries this library writes:
+ * "onnx-prepack" and the packing ABI version ("1"). */
+OP_API const char* op_runtime_name(void);
+OP_API const char* op_packing_abi_version(void);
+
+/* ---- element types (ONNX TensorProto.DataType values) -------------------- */
+
+enum {
+  OP_DTYPE_FLOAT = 1,
+  OP_DTYPE_UINT8 = 2,
+  OP_DTYPE_INT8 = 3,
+  OP_DTYPE_INT32 = 6,
+  OP_DTYPE_INT64 = 7,
+  OP_DTYPE_BOOL = 9,
+  OP_DTYPE_FLOAT16 = 10,
+  OP_DTYPE_DOUBLE = 11
+};
+
+/* ---- model -------------------------------------------------------------- */
+
+typedef struct op_model op_model;
+
+/* Reads and parses `path`; external data is resolved next to it. */
+OP_API op_status_code op_model_open(const char* path, op_model** out);
+OP_API void op_model_free(op_model* model); /* NULL is ignored */
+
+typedef struct op_model_counts {
+  uint64_t initializers;     /* top-level graph initializers */
+  uint64_t nodes;            /* top-level graph nodes */
+  uint64_t inputs;           /* graph inputs (initializers listed as inputs included) */
+  uint64_t outputs;          /* graph outputs */
+  uint64_t compiled_tensors; /* ModelProto.compiled_tensors */
+  uint64_t struct_types;     /* ModelProto.struct_types */
+  uint64_t devices;          /* ModelProto.devices */
+  int64_t ir_version;
+  int64_t opset; /* default-domain opset import, 0 when absent */
+} op_model_counts;
+
+OP_API op_status_code op_model_get_counts(const op_model* model, op_model_counts* out);
+/* Name of initializers[index]; borrowed from the model. */
+OP_API op_status_code op_model_initializer_name(const op_model* model, uint64_t index,
+                                                const char** out);
+
+/* ---- check (SPEC 4.1, 4.2) ---------------------------------------------- */
+
+/* Runs the structural checker (external payloads included) and keeps the
+ * report on the model; the diagnostics getters below read it. A model with
+ * errors is not a failed call: the code is OP_STATUS_OK and *n_errors > 0. */
+OP_API op_status_code op_model_check(op_model* model, uint64_t* n_errors, uint64_t* n_warnings);
+
+typedef enum op_diagnostic_kind {
+  OP_DIAGNOSTIC_ERROR = 0,
+  OP_DIAGNOSTIC_WARNING = 1
+} op_diagnostic_kind;
+
+typedef struct op_diagnostic {
+  const char* rule;    /* stable id, e.g. "struct.size_mismatch" (docs/cli.md, check) */
+  const char* path;    /* "compiled_tensors[3].value.struct_type..." */
+  const char* message; /* names the objects and the numbers */
+} op_diagnostic;
+
+/* Diagnostic `index` of the last op_model_check; strings valid until the next
+ * op_model_check or op_model_free. OP_STATUS_OUT_OF_RANGE past the end,
+ * OP_STATUS_INVALID_ARGUMENT when the model was never checked. */
+OP_API op_status_code op_model_check_diagnostic(const op_model* model, op_diagnostic_kind kind,
+                                                uint64_t index, op_diagnostic* out);
+
+/* ---- digest (SPEC 5) ---------------------------------------------------- */
+
+/* Canonical digest of the top-level initializer `initializer_name` with
+ * `algorithm` ("blake3" or "sha256") into out32[0..31]. n_threads: 0 or 1 =
+ * calling thread only, N = a pool of N threads for this call. The digest never
+ * depends on n_threads. NOT_FOUND when no such initializer, INVALID_ARGUMENT
+ * for several of that name or an unknown algorithm, DATA_LOSS when its data
+ * does not match its dims. */
+OP_API op_status_code op_tensor_digest(const op_model* model, const char* initializer_name,
+                                       const char* algorithm, uint32_t n_threads,
+                                       uint8_t out32[32]);
+
+/* ---- resolver (SPEC 4.3, 6, 7) ------------------------------------------ */
+
+typedef enum op_verify_policy {
+  OP_VERIFY_FULL = 0, /* hash every source that has a candidate entry */
+  OP_VERIFY_MEMO = 1, /* trust a memo record for the same file identity, else hash and record */
+  OP_VERIFY_OFF = 2   /* trust source_digest; hits are reported unverified */
+} op_verify_policy;
+
+typedef enum op_cache_mode {
+  OP_CACHE_OFF = 0,
+  OP_CACHE_READ_ONLY = 1,
+  OP_CACHE_READ_WRITE = 2
+} op_cache_mode;
+
+typedef struct op_resolver_options {
+  op_verify_policy verify;
+  const char* memo_dir;     /* NULL = default memo folder (docs/loading.md) */
+  const char* cache_dir;    /* NULL = no cache store */
+  op_cache_mode cache_mode; /* used when cache_dir is set */
+  uint64_t cache_max_bytes; /* size bound of the store, 0 = unbounded */
+  const char*
+      architecture; /* NULL = the detected host; else pretend this host ("x86_64-avx2-fma") */
+  const char* runtime_name;      /* NULL = "onnx-prepack"; matched against DeviceProto.runtime */
+  const char* runtime_version;   /* NULL = our packing ABI version */
+  uint32_t n_threads;            /* pool for hashing: 0 or 1 = calling thread, N = N threads */
+  const char* const* fed_inputs; /* graph inputs fed in this run (initializers overridden) */
+  size_t n_fed_inputs;
+} op_resolver_options;
+
+/* verify FULL, no cache (mode READ_WRITE, 4 GiB if a cache_dir is set), the
+ * detected host, our runtime identity, calling thread only. */
+OP_API op_resolver_options op_resolver_options_default(void);
+
+/* Optional dims check of one acceptable format: return 0 to accept the entry,
+ * nonzero to reject it (a `format_mismatch` miss; write a reason into
+ * message[0..message_size-1], NUL-terminated, if you like). */
+typedef int (*op_check_dims_fn)(void* user_data, int32_t source_type, const int64_t* source_dims,
+                                size_t source_rank, const uint64_t* entry_dims, size_t n_entry_dims,
+                                char* message, size_t message_size);
+
+/* One physical format the caller's kernel reads. */
+typedef struct op_acceptable_format {
+  const char* name;                  /* StructTypeProto.name, matched exactly */
+  const char* format_version;        /* metadata_props["format_version"], matched exactly */
+  const char* required_architecture; /* ISA the kernel needs; NULL or "" = none */
+  op_check_dims_fn check_dims;       /* NULL = accept any dims */
+  void* user_data;                   /* passed to check_dims */
+} op_acceptable_format;
+
+typedef struct op_resolution {
+  int32_t hit;            /* 1 hit, 0 miss */
+  const char* reason;     /* miss reason id ("stale_digest", ...), "" on a hit */
+  const char* detail;     /* miss message, or where the hit came from */
+  int32_t entry;          /* hit: index in compiled_tensors, -1 = cache store; miss: -1 */
+  int32_t format_index;   /* hit: index into the caller's formats; miss: -1 */
+  const uint8_t* payload; /* hit: the packed bytes, borrowed (see below); miss: NULL */
+  uint64_t payload_size;
+  int32_t payload_external; /* 1: mapped from a file, 0: inline in the model */
+  const uint64_t* dims;     /* hit: StructProto.dims */
+  size_t n_dims;
+  int32_t verified;       /* the source digest was checked */
+  int32_t memo_used;      /* a memo record replaced hashing */
+  uint64_t bytes_hashed;  /* canonical source bytes hashed for this request */
+  uint64_t bytes_to_pack; /* miss: source bytes the caller must pack */
+  uint64_t n_candidates;  /* entries considered (model entries, then the cache store) */
+} op_resolution;
+
+typedef struct op_resolver op_resolver;
+
+/* A resolver for one load of `model`. It shares the model: op_model_free may
+ * be called before op_resolver_free. */
+OP_API op_status_code op_resolver_create(op_model* model, const op_resolver_options* options,
+                                         op_resolver** out);
+OP_API void op_resolver_free(op_resolver* resolver);
+
+/* Applies the loading rules to `source_name` with the caller's formats, best
+ * first. A miss is not an error (OP_STATUS_OK with out->hit == 0). Everything
+ * *out points to (payload, dims, strings) is owned by the resolver and stays
+ * valid until op_resolver_free, across later op_resolve calls. The payload is
+ * read-only (a private mapping or the parsed model). */
+OP_API op_status_code op_resolve(op_resolver* resolver, const char* source_name,
+                                 const op_acceptable_format* formats, size_t n_formats,
+                                 op_resolution* out);
+
+/* Write-back after the caller packed `source_name` itself on a miss: publishes
+ * the pack to the resolver's cache store (read-write mode; a no-op returning
+ * OK otherwise). `type_proto` is the serialized onnx.StructTypeProto of the
+ * format; NULL means one of this library's formats, looked up by
+ * format->name. */
+OP_API op_status_code op_resolver_store(op_resolver* resolver, const char* source_name,
+                                        const op_acceptable_format* format,
+                                        const uint8_t* type_proto, size_t type_proto_size,
+                                        const uint64_t* dims, size_t n_dims, const void* payload,
+                                        uint64_t payload_size);
+
+typedef struct op_resolver_totals {
+  uint64_t hits, misses, memo_hits;
+  uint64_t bytes_hashed, bytes_mapped, bytes_to_pack;
+} op_resolver_totals;
+OP_API op_status_code op_resolver_get_totals(const op_resolver* resolver, op_resolver_totals* out);
+
+/* This library's GEMM B formats that read a B of `layout` (0 = [K, N] as
+ * MatMul B, 1 = [N, K] as Gemm transB=1) and `source_type` (OP_DTYPE_FLOAT or
+ * OP_DTYPE_FLOAT16), best first, limited to those whose kernel runs natively on
+ * this host (host_only != 0) or all. Writes up to `capacity` formats (strings
+ * and user_data static) and the total count into *n_total. */
+OP_API op_status_code op_builtin_formats(uint32_t layout, int32_t source_type, int32_t host_only,
+                                         op_acceptable_format* out, size_t capacity,
+                                         size_t* n_total);
+
+/* ---- session (our CPU runtime) ------------------------------------------ */
+
+typedef struct op_session_options {
+  uint32_t n_threads; /* 0 = the process-wide pool (all cores), N = a pool of N */
+  op_verify_policy verify;
+  const char* cache_dir;    /* NULL = no cache store */
+  op_cache_mode cache_mode; /* used when cache_dir is set (default READ_WRITE) */
+  uint64_t cache_max_bytes; /* 0 = unbounded; default 4 GiB */
+  const char* memo_dir;     /* NULL = default */
+  int32_t plain_weights;    /* 1: no resolver, no packing: B used in place (comparison) */
+} op_session_options;
+
+OP_API op_session_options op_session_options_default(void);
+
+typedef struct op_session op_session;
+
+OP_API op_status_code op_session_create(const char* model_path, const op_session_options* options,
+                                        op_session** out);
+/* The same on an open model (shared; op_model_free may come first). */
+OP_API op_status_code op_session_create_from_model(op_model* model,
+                                                   const op_session_options* options,
+                                                   op_session** out);
+OP_API void op_session_free(op_session* session);
+
+typedef struct op_value_info {
+  const char* name;
+  int32_t dtype;       /* OP_DTYPE_*, 0 unknown */
+  const int64_t* dims; /* -1 for a symbolic dimension */
+  size_t rank;
+  int32_t has_shape;   /* 0: any rank accepted */
+  int32_t has_default; /* an initializer provides a value when not fed */
+} op_value_info;
+
+OP_API op_status_code op_session_input_count(const op_session* session, size_t* out);
+OP_API op_status_code op_session_input_info(const op_session* session, size_t index,
+                                            op_value_info* out);
+OP_API op_status_code op_session_output_count(const op_session* session, size_t* out);
+OP_API op_status_code op_session_output_name(const op_session* session, size_t index,
+                                             const char** out);
+
+/* One fed input: `data` holds numel(dims) elements of `dtype`, C order. */
+typedef struct op_input {
+  const char* name;
+  int32_t dtype; /* 0 means OP_DTYPE_FLOAT */
+  const void* data;
+  const int64_t* dims;
+  size_t rank;
+} op_input;
+
+/* Runs the model. Inputs without a default must be fed. The first run (and a
+ * run with other shapes) plans: every weight is resolved, mapped or packed
+ * then. Outputs stay on the session until the next run. */
+OP_API op_status_code op_session_run(op_session* session, const op_input* inputs, size_t n_inputs);
+
+/* Output `index` of the last run, borrowed until the next run or free. */
+typedef struct op_tensor_view {
+  const char* name;
+  int32_t dtype;
+  const int64_t* dims;
+  size_t rank;
+  const void* data;
+  uint64_t nbytes;
+} op_tensor_view;
+OP_API op_status_code op_session_output(const op_session* session, size_t index,
+                                        op_tensor_view* out);
+/* Copies output `index` into a caller buffer of `capacity` bytes
+ * (OP_STATUS_OUT_OF_RANGE if it is too small). */
+OP_API op_status_code op_session_output_copy(const op_session* session, size_t index, void* dst,
+                                             uint64_t capacity);
+
+/* Per-weight decision, as `onnx-prepack run --json` prints it. Strings valid
+ * until the next op_session_run or op_session_free. */
+typedef struct op_weight_report {
+  const char* name;     /* source initializer */
+  const char* consumer; /* first node that asked */
+  const char* decision; /* "hit" or "miss" */
+  const char* reason;   /* miss reason id, "" on a hit */
+  const char* detail;
+  const char* format; /* format mapped or packed into */
+  int32_t verified;
+  int32_t stored;          /* written back to the cache store */
+  const char* store_error; /* "" unless a write-back failed (never fatal) */
+  uint64_t bytes_mapped, bytes_hashed, bytes_packed;
+} op_weight_report;
+OP_API op_status_code op_session_weight_count(const op_session* session, size_t* out);
+OP_API op_status_code op_session_weight(const op_session* session, size_t index,
+                                        op_weight_report* out);
+
+/* Phase timings in milliseconds (docs/cli.md, run --json "timings_ms"). */
+typedef struct op_session_timings {
+  double parse;     /* op_session_create: read + protobuf (0 from an open model) */
+  double resolve;   /* loading rules of the requests that hashed nothing */
+  double verify;    /* loading rules of the requests that hashed source bytes */
+  double map;       /* initializer views + populating the hits' page tables */
+  double pack;      /* packing misses */
+  double store;     /* cache write-back */
+  double plan;      /* shapes, folding, kernels, arena (the rest of planning) */
+  double first_run; /* first op_session_run after a plan, excluding planning */
+  double last_run;  /* the most recent op_session_run, excluding planning */
+  uint64_t hits, misses, stored;
+  uint64_t bytes_mapped, bytes_hashed, bytes_packed;
+} op_session_timings;
+OP_API op_status_code op_session_get_timings(const op_session* session, op_session_timings* out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ONNX_PREPACK_C_API_H_ */

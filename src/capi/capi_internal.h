@@ -1,0 +1,121 @@
+// Handle definitions and the error guard shared by the C API's sources. Every
+// exported function runs its body through guard(): Status and exceptions
+// become an op_status_code plus the thread-local message. Capi layer.
+#pragma once
+
+#include <deque>
+#include <exception>
+#include <map>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "check/check.h"
+#include "format/model.h"
+#include "onnx_prepack/c_api.h"
+#include "onnx_prepack/status.h"
+#include "resolve/cache_store.h"
+#include "resolve/resolver.h"
+#include "runtime/prepared_weights.h"
+#include "runtime/session.h"
+
+struct op_model {
+  std::shared_ptr<onnx_prepack::format::Model> model;
+  std::optional<onnx_prepack::check::CheckReport> report;  // last op_model_check
+};
+
+// One op_resolve answer with the strings the C struct points to.
+struct OpResolutionRecord {
+  onnx_prepack::resolve::Resolution resolution;
+  std::string reason;
+  std::string detail;
+};
+
+struct op_resolver {
+  std::shared_ptr<onnx_prepack::format::Model> model;
+  std::unique_ptr<onnx_prepack::base::ThreadPool> pool;
+  std::unique_ptr<onnx_prepack::resolve::CacheStore> store;
+  std::unique_ptr<onnx_prepack::resolve::Resolver> resolver;
+  std::deque<OpResolutionRecord> records;  // stable addresses until free
+};
+
+struct op_session {
+  std::shared_ptr<onnx_prepack::format::Model> model;
+  op_session_options options{};
+  std::string memo_dir, cache_dir;
+  std::unique_ptr<onnx_prepack::base::ThreadPool> own_pool;
+  onnx_prepack::base::ThreadPool* pool = nullptr;
+  std::unique_ptr<onnx_prepack::resolve::CacheStore> store;
+  // Created at create time to list inputs and outputs (no weight preparer).
+  std::unique_ptr<onnx_prepack::runtime::Session> info;
+  // Built at plan time for a set of fed names (the resolver needs them).
+  std::unique_ptr<onnx_prepack::resolve::Resolver> resolver;
+  std::unique_ptr<onnx_prepack::runtime::ResolvedWeights> prepared;
+  std::unique_ptr<onnx_prepack::runtime::Session> session;
+  std::vector<std::string> planned_names;
+  std::map<std::string, onnx_prepack::runtime::Session::Feed> planned_feeds;
+  bool planned = false;
+  bool pinned = false;  // the plan holds fed values: plan again every run
+  bool first_run_pending = false;
+  // Inputs copied for the run (outputs may alias them) and the outputs.
+  std::map<std::string, onnx_prepack::runtime::HostTensor> fed;
+  std::vector<onnx_prepack::runtime::HostTensor> outputs;
+  std::vector<onnx_prepack::runtime::WeightDecision> decisions;  // copy for op_session_weight
+  op_session_timings timings{};
+};
+
+namespace onnx_prepack::capi {
+
+op_status_code to_code(StatusCode code);
+// Records `status` as this thread's last error (cleared when ok).
+op_status_code set_last(const Status& status);
+
+template <typename F>
+op_status_code guard(F&& body) noexcept {
+  try {
+    return set_last(body());
+  } catch (const std::bad_alloc&) {
+    return set_last(resource_exhausted("out of memory"));
+  } catch (const std::exception& e) {
+    return set_last(internal_error(std::string("unexpected exception: ") + e.what()));
+  } catch (...) {
+    return set_last(internal_error("unexpected exception"));
+  }
+}
+
+// Thread counts above this are refused (a typo must not start a billion threads).
+inline constexpr uint32_t kMaxThreads = 1024;
+
+inline Status check_threads(std::string_view function, uint32_t n_threads) {
+  if (n_threads <= kMaxThreads) return ok_status();
+  return invalid_argument(std::string(function) + ": n_threads " + std::to_string(n_threads) +
+                          " is above the limit of " + std::to_string(kMaxThreads));
+}
+
+// Shared by the resolver and the session (capi_resolver.cc).
+Result<std::unique_ptr<resolve::CacheStore>> open_cache(const char* dir, op_cache_mode mode,
+                                                        uint64_t max_bytes,
+                                                        std::string_view function);
+Result<resolve::VerifyPolicy> verify_policy(op_verify_policy p, std::string_view function);
+
+// An error about the file at `path`, named in the message if it is not yet.
+inline Status with_path(const Status& s, std::string_view path) {
+  if (s.ok() || s.message().find(path) != std::string::npos) return s;
+  return s.with_context(path);
+}
+
+inline Status null_argument(std::string_view function, std::string_view argument) {
+  return invalid_argument(std::string(function) + ": " + std::string(argument) + " is null");
+}
+
+}  // namespace onnx_prepack::capi
+
+// Returns an invalid_argument Status naming the function and argument when null.
+#define OP_CAPI_REQUIRE(ptr, function)                                                \
+  do {                                                                                \
+    if ((ptr) == nullptr) return ::onnx_prepack::capi::null_argument(function, #ptr); \
+  } while (0)
