@@ -36,6 +36,10 @@ extern "C" {
 
 /* ---- status ------------------------------------------------------------- */
 
+/* Enumerations are passed and stored as int32_t (struct fields, arguments), so
+ * the layout does not depend on the compiler's enum size and an out-of-range
+ * value from a caller is an INVALID_ARGUMENT, not undefined behaviour. */
+
 /* Mirrors onnx_prepack::StatusCode. */
 typedef enum op_status_code {
   OP_STATUS_OK = 0,
@@ -50,7 +54,7 @@ typedef enum op_status_code {
 } op_status_code;
 
 /* "ok", "invalid_argument", ...; "unknown" for other values. Static storage. */
-OP_API const char* op_status_code_name(op_status_code code);
+OP_API const char* op_status_code_name(int32_t code);
 /* Message of the last call on this thread that returned an error, "" after a
  * call that succeeded. Valid until the next API call on this thread. */
 OP_API const char* op_last_error_message(void);
@@ -126,8 +130,8 @@ typedef struct op_diagnostic {
 /* Diagnostic `index` of the last op_model_check; strings valid until the next
  * op_model_check or op_model_free. OP_STATUS_OUT_OF_RANGE past the end,
  * OP_STATUS_INVALID_ARGUMENT when the model was never checked. */
-OP_API op_status_code op_model_check_diagnostic(const op_model* model, op_diagnostic_kind kind,
-                                                uint64_t index, op_diagnostic* out);
+OP_API op_status_code op_model_check_diagnostic(const op_model* model, int32_t kind, uint64_t index,
+                                                op_diagnostic* out);
 
 /* ---- digest (SPEC 5) ---------------------------------------------------- */
 
@@ -156,10 +160,10 @@ typedef enum op_cache_mode {
 } op_cache_mode;
 
 typedef struct op_resolver_options {
-  op_verify_policy verify;
+  int32_t verify;           /* op_verify_policy */
   const char* memo_dir;     /* NULL = default memo folder (docs/loading.md) */
   const char* cache_dir;    /* NULL = no cache store */
-  op_cache_mode cache_mode; /* used when cache_dir is set */
+  int32_t cache_mode;       /* op_cache_mode, used when cache_dir is set */
   uint64_t cache_max_bytes; /* size bound of the store, 0 = unbounded */
   const char*
       architecture; /* NULL = the detected host; else pretend this host ("x86_64-avx2-fma") */
@@ -254,10 +258,10 @@ OP_API op_status_code op_builtin_formats(uint32_t layout, int32_t source_type, i
 /* ---- session (our CPU runtime) ------------------------------------------ */
 
 typedef struct op_session_options {
-  uint32_t n_threads; /* 0 = the process-wide pool (all cores), N = a pool of N */
-  op_verify_policy verify;
+  uint32_t n_threads;       /* 0 = the process-wide pool (all cores), N = a pool of N */
+  int32_t verify;           /* op_verify_policy */
   const char* cache_dir;    /* NULL = no cache store */
-  op_cache_mode cache_mode; /* used when cache_dir is set (default READ_WRITE) */
+  int32_t cache_mode;       /* op_cache_mode, used when cache_dir is set (default READ_WRITE) */
   uint64_t cache_max_bytes; /* 0 = unbounded; default 4 GiB */
   const char* memo_dir;     /* NULL = default */
   int32_t plain_weights;    /* 1: no resolver, no packing: B used in place (comparison) */

@@ -51,8 +51,7 @@ class Model {
   op_status_code check(uint64_t* n_errors, uint64_t* n_warnings) noexcept {
     return op_model_check(p_.get(), n_errors, n_warnings);
   }
-  op_status_code diagnostic(op_diagnostic_kind kind, uint64_t index,
-                            op_diagnostic* out) const noexcept {
+  op_status_code diagnostic(int32_t kind, uint64_t index, op_diagnostic* out) const noexcept {
     return op_model_check_diagnostic(p_.get(), kind, index, out);
   }
   op_status_code digest(const char* initializer, const char* algorithm, uint32_t n_threads,

@@ -13,14 +13,14 @@ namespace onnx_prepack {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,   // the caller's request is malformed
-  kNotFound,          // a named object does not exist
-  kOutOfRange,        // an index or offset past an end
-  kDataLoss,          // corrupt or truncated input
-  kUnimplemented,     // valid but not supported by this build
-  kResourceExhausted, // a configured limit was hit
-  kIoError,           // the operating system refused
-  kInternal,          // a bug of ours
+  kInvalidArgument,    // the caller's request is malformed
+  kNotFound,           // a named object does not exist
+  kOutOfRange,         // an index or offset past an end
+  kDataLoss,           // corrupt or truncated input
+  kUnimplemented,      // valid but not supported by this build
+  kResourceExhausted,  // a configured limit was hit
+  kIoError,            // the operating system refused
+  kInternal,           // a bug of ours
 };
 
 std::string_view status_code_name(StatusCode code);
@@ -60,7 +60,7 @@ Status internal_error(std::string message);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT
     assert(!std::get<Status>(v_).ok() && "Result built from an ok Status");
   }
@@ -87,10 +87,10 @@ class [[nodiscard]] Result {
 #define OP_CONCAT_INNER(a, b) a##b
 #define OP_CONCAT(a, b) OP_CONCAT_INNER(a, b)
 
-#define OP_RETURN_IF_ERROR(expr)                        \
-  do {                                                  \
-    ::onnx_prepack::Status op_status_ = (expr);         \
-    if (!op_status_.ok()) return op_status_;            \
+#define OP_RETURN_IF_ERROR(expr)                \
+  do {                                          \
+    ::onnx_prepack::Status op_status_ = (expr); \
+    if (!op_status_.ok()) return op_status_;    \
   } while (0)
 
 #define OP_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

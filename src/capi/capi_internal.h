@@ -97,10 +97,10 @@ inline Status check_threads(std::string_view function, uint32_t n_threads) {
 }
 
 // Shared by the resolver and the session (capi_resolver.cc).
-Result<std::unique_ptr<resolve::CacheStore>> open_cache(const char* dir, op_cache_mode mode,
+Result<std::unique_ptr<resolve::CacheStore>> open_cache(const char* dir, int32_t mode,
                                                         uint64_t max_bytes,
                                                         std::string_view function);
-Result<resolve::VerifyPolicy> verify_policy(op_verify_policy p, std::string_view function);
+Result<resolve::VerifyPolicy> verify_policy(int32_t p, std::string_view function);
 
 // An error about the file at `path`, named in the message if it is not yet.
 inline Status with_path(const Status& s, std::string_view path) {

@@ -55,7 +55,7 @@ using capi::guard;
 
 extern "C" {
 
-const char* op_status_code_name(op_status_code code) {
+const char* op_status_code_name(int32_t code) {
   switch (code) {
     case OP_STATUS_OK:
       return "ok";
@@ -159,8 +159,8 @@ op_status_code op_model_check(op_model* model, uint64_t* n_errors, uint64_t* n_w
   });
 }
 
-op_status_code op_model_check_diagnostic(const op_model* model, op_diagnostic_kind kind,
-                                         uint64_t index, op_diagnostic* out) {
+op_status_code op_model_check_diagnostic(const op_model* model, int32_t kind, uint64_t index,
+                                         op_diagnostic* out) {
   return guard([&]() -> Status {
     OP_CAPI_REQUIRE(model, "op_model_check_diagnostic");
     OP_CAPI_REQUIRE(out, "op_model_check_diagnostic");

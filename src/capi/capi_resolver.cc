@@ -16,7 +16,7 @@ namespace {
 
 constexpr uint64_t kDefaultCacheMaxBytes = uint64_t(4) << 30;
 
-Result<resolve::VerifyPolicy> to_policy(op_verify_policy p, std::string_view function) {
+Result<resolve::VerifyPolicy> to_policy(int32_t p, std::string_view function) {
   switch (p) {
     case OP_VERIFY_FULL:
       return resolve::VerifyPolicy::kFull;
@@ -29,7 +29,7 @@ Result<resolve::VerifyPolicy> to_policy(op_verify_policy p, std::string_view fun
                           " is not OP_VERIFY_FULL, OP_VERIFY_MEMO or OP_VERIFY_OFF");
 }
 
-Result<resolve::CacheMode> to_cache_mode(op_cache_mode m, std::string_view function) {
+Result<resolve::CacheMode> to_cache_mode(int32_t m, std::string_view function) {
   switch (m) {
     case OP_CACHE_OFF:
       return resolve::CacheMode::kOff;
@@ -110,7 +110,7 @@ int builtin_check_dims(void* user_data, int32_t source_type, const int64_t* sour
 namespace onnx_prepack::capi {
 
 // Opens the store named by dir/mode (null when dir is null or the mode off).
-Result<std::unique_ptr<resolve::CacheStore>> open_cache(const char* dir, op_cache_mode mode,
+Result<std::unique_ptr<resolve::CacheStore>> open_cache(const char* dir, int32_t mode,
                                                         uint64_t max_bytes,
                                                         std::string_view function) {
   OP_ASSIGN_OR_RETURN(resolve::CacheMode m, to_cache_mode(mode, function));
@@ -121,7 +121,7 @@ Result<std::unique_ptr<resolve::CacheStore>> open_cache(const char* dir, op_cach
   return resolve::CacheStore::open(dir, m, max_bytes);
 }
 
-Result<resolve::VerifyPolicy> verify_policy(op_verify_policy p, std::string_view function) {
+Result<resolve::VerifyPolicy> verify_policy(int32_t p, std::string_view function) {
   return to_policy(p, function);
 }
 

@@ -177,6 +177,21 @@ Status run_session(op_session* s, const op_input* in, size_t n) {
                               " has a negative or overflowing size");
     }
     if (numel > 0 && x.data == nullptr) return invalid_argument(what + ": data is null");
+    // Refused before the data is read: a caller's buffer is sized for its own shape.
+    if (gi->dtype != runtime::kUndefined && gi->dtype != dtype) {
+      return invalid_argument(what + ": type " + runtime::dtype_name(dtype) +
+                              ", the graph declares " + runtime::dtype_name(gi->dtype));
+    }
+    if (gi->has_shape) {
+      bool fits = gi->dims.size() == shape.size();
+      for (size_t d = 0; fits && d < shape.size(); ++d) {
+        fits = gi->dims[d] < 0 || gi->dims[d] == shape[d];
+      }
+      if (!fits) {
+        return invalid_argument(what + ": shape " + runtime::shape_string(shape) +
+                                ", the graph declares " + runtime::shape_string(gi->dims));
+      }
+    }
     auto t = runtime::HostTensor::allocate(dtype, shape);
     if (t.nbytes() > 0) std::memcpy(t.mutable_data(), x.data, t.nbytes());
     s->fed.emplace(name, std::move(t));

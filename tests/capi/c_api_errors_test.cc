@@ -64,7 +64,7 @@ TEST(CApi, MissingAndCorruptFiles) {
   EXPECT_NE(last().find("missing.onnx"), std::string::npos) << last();
 
   const std::string corrupt = dir.file("corrupt.onnx");
-  testing::write_bytes(corrupt, std::string("\x0a\xff\xff\xff\xff\x0f garbage", 16));
+  testing::write_bytes(corrupt, std::string("\x0a\xff\xff\xff\xff\x0f garbage"));
   EXPECT_EQ(api::Model::open(corrupt.c_str(), &model), OP_STATUS_DATA_LOSS) << last();
   EXPECT_NE(last().find("corrupt.onnx"), std::string::npos) << last();
 
@@ -124,8 +124,7 @@ TEST(CApi, CheckerErrorsAreListed) {
   }
   op_diagnostic diag;
   EXPECT_EQ(model.diagnostic(OP_DIAGNOSTIC_ERROR, errors, &diag), OP_STATUS_OUT_OF_RANGE);
-  EXPECT_EQ(model.diagnostic(static_cast<op_diagnostic_kind>(7), 0, &diag),
-            OP_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(model.diagnostic(7, 0, &diag), OP_STATUS_INVALID_ARGUMENT);
 
   // The resolver ignores the entry with its reason; a load never fails on it.
   api::Resolver resolver;
@@ -147,7 +146,7 @@ TEST(CApi, ResolverOptionsAndFormatsAreChecked) {
   ASSERT_EQ(api::Model::open(write_mlp(dir).c_str(), &model), OP_STATUS_OK);
   api::Resolver r;
   op_resolver_options o = op_resolver_options_default();
-  o.verify = static_cast<op_verify_policy>(9);
+  o.verify = 9;
   EXPECT_EQ(api::Resolver::create(model, &o, &r), OP_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(last().find("verify policy 9"), std::string::npos) << last();
   o = op_resolver_options_default();
@@ -195,6 +194,7 @@ TEST(CApi, SessionInputErrors) {
   op_input bad = in;
   bad.dims = wrong;
   EXPECT_EQ(s.run(&bad, 1), OP_STATUS_INVALID_ARGUMENT) << last();
+  EXPECT_NE(last().find("shape [2, 9], the graph declares"), std::string::npos) << last();
   int64_t negative[2] = {-2, 8};
   bad.dims = negative;
   EXPECT_EQ(s.run(&bad, 1), OP_STATUS_INVALID_ARGUMENT);
@@ -207,7 +207,9 @@ TEST(CApi, SessionInputErrors) {
   bad.dtype = 8;  // string
   EXPECT_EQ(s.run(&bad, 1), OP_STATUS_INVALID_ARGUMENT);
   bad = in;
-  bad.dtype = OP_DTYPE_INT64;
+  std::vector<int64_t> ids(2 * 8, 1);
+  bad.dtype = OP_DTYPE_INT64;  // the graph declares float
+  bad.data = ids.data();
   EXPECT_EQ(s.run(&bad, 1), OP_STATUS_INVALID_ARGUMENT) << last();
   // Still usable after the errors, and reshaping plans again.
   ASSERT_EQ(s.run(&in, 1), OP_STATUS_OK) << last();
