@@ -103,7 +103,7 @@ TEST(VecMath, UnaryVariantsMatchTheRefTwinBitForBitAndExactMath) {
 TEST(VecMath, BinaryOpsMatchScalarArithmetic) {
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> ud(-4.0f, 4.0f);
-  std::vector<float> a(77), b(77);
+  std::vector<float> a(77), b(78);  // b is read from offset 1
   for (auto& v : a) v = ud(rng);
   for (auto& v : b) v = ud(rng);
   b[5] = 0.0f;  // x / 0 = inf
