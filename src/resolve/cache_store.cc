@@ -9,6 +9,8 @@
 // Resolve layer.
 #include "resolve/cache_store.h"
 
+#include "format/metadata.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -91,14 +93,7 @@ void fsync_dir(const std::string& dir) {
   }
 }
 
-std::string metadata_value(
-    const google::protobuf::RepeatedPtrField<onnx::StringStringEntryProto>& m,
-    std::string_view key) {
-  for (const auto& kv : m) {
-    if (kv.key() == key) return kv.value();
-  }
-  return "";
-}
+using format::metadata_value;
 
 struct EntryInfo {
   std::string id;

@@ -3,6 +3,8 @@
 // a source only when some entry for it could otherwise be used. Resolve layer.
 #include "resolve/resolver.h"
 
+#include "format/metadata.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -16,14 +18,7 @@ namespace {
 
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
-std::string metadata_value(
-    const google::protobuf::RepeatedPtrField<onnx::StringStringEntryProto>& m,
-    std::string_view key) {
-  for (const auto& kv : m) {
-    if (kv.key() == key) return kv.value();
-  }
-  return "";
-}
+using format::metadata_value;
 
 MissReason reason_of(device::DeviceMismatch m) {
   switch (m) {
