@@ -15,8 +15,9 @@
 // Every element is one fused-multiply-add chain over k in increasing order,
 // started from 0 (or continued from c when kAccumulate), so results do not
 // depend on blocking, threading or ISA: ref, AVX2 and AVX-512 agree bit for bit.
-// `ep` is never null. With kFinal the epilogue runs after the chain: v = alpha * v (when alpha !=
-// 1), then v = fma(beta, bias[i * bias_rs + j * bias_cs], v) when bias is set.
+// `ep` is never null. With kFinal the epilogue runs after the chain:
+// v = alpha * v (when alpha != 1), then v = fma(beta, bias[i * bias_rs +
+// j * bias_cs], v) when bias is set.
 //
 // Per-ISA files (f32_gemm_6x16_avx2.cc, f32_gemm_14x32_avx512.cc) include
 // only this header; f32_gemm_ref.cc is the portable twin of every tile.

@@ -8,10 +8,15 @@
 #include <string>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
+
 namespace onnx_prepack::kernels {
 namespace {
 
 constexpr size_t kDefaultKc = 384;  // A micro-panel (14 x kc) in L1, B sliver streamed from L2
+constexpr size_t kFewRowsKc = 256;  // M <= 2 MR: B sliver (32 KiB) + A (<= 28 x 256) in L1
 constexpr size_t kMcBlocks = 64;    // micro-panels of A per packed A block
 constexpr size_t kMaxMr = 32;       // largest microkernel row count
 constexpr size_t kBBlockBytes = size_t(1) << 20;  // kc x (group * nr) B block kept in L2
@@ -43,11 +48,37 @@ struct Task {
 };
 
 // Packs rows [r0, r0 + mr) x columns [pc, pc + kc) of A as one micro-panel
-// dst[k * mr + i]. Row by row: each source row is read front to back (rows of
-// a power-of-two stride would otherwise alias in L1), the writes stay in the
-// L1-sized micro-panel.
+// dst[k * mr + i]: 4 x 4 transposes over groups of four rows (four read
+// streams, so rows of a power-of-two stride do not thrash an L1 set), then the
+// remaining rows one by one. Pure data movement: the bits do not depend on it.
 void pack_a(const float* a, size_t lda, size_t mr, size_t kc, float* dst) {
-  for (size_t i = 0; i < mr; ++i) {
+  size_t i = 0;
+#if defined(__SSE2__)
+  for (; i + 4 <= mr; i += 4) {
+    const float* s0 = a + i * lda;
+    const float* s1 = s0 + lda;
+    const float* s2 = s1 + lda;
+    const float* s3 = s2 + lda;
+    float* d = dst + i;
+    size_t k = 0;
+    for (; k + 4 <= kc; k += 4) {
+      __m128 r0 = _mm_loadu_ps(s0 + k), r1 = _mm_loadu_ps(s1 + k);
+      __m128 r2 = _mm_loadu_ps(s2 + k), r3 = _mm_loadu_ps(s3 + k);
+      _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+      _mm_storeu_ps(d + k * mr, r0);
+      _mm_storeu_ps(d + (k + 1) * mr, r1);
+      _mm_storeu_ps(d + (k + 2) * mr, r2);
+      _mm_storeu_ps(d + (k + 3) * mr, r3);
+    }
+    for (; k < kc; ++k) {
+      d[k * mr] = s0[k];
+      d[k * mr + 1] = s1[k];
+      d[k * mr + 2] = s2[k];
+      d[k * mr + 3] = s3[k];
+    }
+  }
+#endif
+  for (; i < mr; ++i) {
     const float* src = a + i * lda;
     float* d = dst + i;
     for (size_t k = 0; k < kc; ++k) d[k * mr] = src[k];
@@ -59,7 +90,8 @@ struct NextBlock {
   size_t pc = 0, kc = 0, p0 = 0, p1 = 0;
 };
 
-// Loop nest (outer to inner), after BLIS / OpenBLAS:
+// More than two micro-panels of rows. Loop nest (outer to inner), after BLIS /
+// OpenBLAS:
 //   K blocks of kc
 //     row blocks of mc: A packed once into micro-panels (L3 / L2)
 //       column groups: a kc x (group * nr) block of B read into L2 by the first
@@ -69,15 +101,12 @@ struct NextBlock {
 //           L2 (prefetching it into L1 itself) against the A micro-panel.
 // Between calls the driver prefetches the next C tile into L1 and, a piece per
 // call, the next A micro-panel into L2.
-void run_task(const F32GemmArgs& g, const F32GemmKernel& kern, size_t kc_opt, const Task& t,
-              FloatBuffer& abuf, size_t& abuf_size) {
+void run_many_rows(const F32GemmArgs& g, const F32GemmKernel& kern, size_t kc_opt, const Task& t,
+                   FloatBuffer& abuf, size_t& abuf_size) {
   const size_t K = g.b.k, nr = g.b.nr, mr_max = kern.mr;
   const size_t rows = t.m1 - t.m0;
-  if (rows == 0 || t.p0 == t.p1) return;
   const size_t mc_max = kMcBlocks * mr_max;
-  // One micro-panel of A per block: no reuse of B across it, so stream whole panels.
-  size_t kc = rows <= mr_max ? K : (kc_opt ? kc_opt : kDefaultKc);
-  if (kc == 0) kc = 1;
+  const size_t kc = kc_opt ? kc_opt : kDefaultKc;
   const size_t kc_eff = std::max<size_t>(std::min(kc, K), 1);
   const size_t need = std::min(rows, mc_max) * kc_eff;
   if (abuf_size < need) {
@@ -177,6 +206,87 @@ void run_task(const F32GemmArgs& g, const F32GemmKernel& kern, size_t kc_opt, co
   } while (pc < K);
 }
 
+// At most two micro-panels of rows (M <= 2 MR): B is read from memory about
+// once, so the loop nest keeps each B sliver in L1 for the micro-panels that
+// use it: K blocks of kc (all of K for one micro-panel, whose panels are then
+// streamed front to back), panels, micro-panels. The kernels fetch the next
+// sliver into L2 while they run, the driver the next C tile into L1.
+void run_few_rows(const F32GemmArgs& g, const F32GemmKernel& kern, size_t kc_opt, const Task& t,
+                  FloatBuffer& abuf, size_t& abuf_size) {
+  const size_t K = g.b.k, nr = g.b.nr, mr_max = kern.mr;
+  const size_t rows = t.m1 - t.m0;
+  size_t kc = rows <= mr_max ? K : (kc_opt ? kc_opt : kFewRowsKc);
+  if (kc == 0) kc = 1;
+  const size_t kc_eff = std::max<size_t>(std::min(kc, K), 1);
+  if (abuf_size < rows * kc_eff) {
+    abuf = alloc_floats(rows * kc_eff);
+    abuf_size = rows * kc_eff;
+  }
+  F32GemmEpilogue ep;
+  ep.alpha = g.alpha;
+  ep.beta = g.beta;
+  ep.bias_rs = g.bias_rs;
+  ep.bias_cs = g.bias_cs;
+  const RowSplit split = split_rows(rows, mr_max);
+  size_t pc = 0;
+  do {
+    const size_t kcur = std::min(kc, K - pc);
+    const uint32_t flags = (pc > 0 ? kGemmAccumulate : 0) | (pc + kcur == K ? kGemmFinal : 0);
+    const bool prefetch = kcur >= 32;
+    for (size_t b = 0; b < split.count; ++b) {
+      const size_t r0 = split.first_row(b);
+      pack_a(g.a + (t.m0 + r0) * g.lda + pc, g.lda, split.rows_of(b), kcur, abuf.get() + r0 * kcur);
+    }
+    const size_t sliver_lines = ceil_div(kcur * nr * sizeof(float), 64);
+    for (size_t p = t.p0; p < t.p1; ++p) {
+      const size_t col = p * nr;
+      const size_t nrv = std::min(nr, g.b.n - col);
+      const float* bp = g.b.data + p * K * nr + pc * nr;
+      for (size_t b = 0; b < split.count; ++b) {
+        const size_t r0 = split.first_row(b), mr = split.rows_of(b);
+        const size_t row = t.m0 + r0;
+        ep.bias =
+            g.bias ? g.bias + ptrdiff_t(row) * g.bias_rs + ptrdiff_t(col) * g.bias_cs : nullptr;
+        ep.prefetch_l2 = nullptr;
+        if (prefetch) {
+          // The slivers after this one, kcur lines per call (one micro-panel
+          // streams whole panels and prefetches them itself).
+          if (split.count > 1) {
+            const size_t line = b * kcur;
+            const size_t s_idx = p + 1 + line / sliver_lines;
+            if (s_idx < t.p1) {
+              ep.prefetch_l2 = reinterpret_cast<const char*>(g.b.data + s_idx * K * nr + pc * nr) +
+                               (line % sliver_lines) * 64;
+            }
+          }
+          const size_t next_row = b + 1 < split.count ? t.m0 + split.first_row(b + 1) : t.m0;
+          const size_t next_col = b + 1 < split.count ? col : col + nr;
+          if (next_col < g.b.n) {
+            const float* nc = g.c + next_row * g.ldc + next_col;
+            const size_t next_mr = b + 1 < split.count ? split.rows_of(b + 1) : split.rows_of(0);
+            for (size_t i = 0; i < next_mr; ++i) {
+              for (size_t j = 0; j < nr; j += 16) __builtin_prefetch(nc + i * g.ldc + j, 1, 3);
+            }
+          }
+        }
+        kern.fn(mr, nrv, kcur, abuf.get() + r0 * kcur, bp, g.c + row * g.ldc + col, g.ldc, flags,
+                &ep);
+      }
+    }
+    pc += kcur;
+  } while (pc < K);
+}
+
+void run_task(const F32GemmArgs& g, const F32GemmKernel& kern, size_t kc_opt, const Task& t,
+              FloatBuffer& abuf, size_t& abuf_size) {
+  if (t.m1 == t.m0 || t.p0 == t.p1) return;
+  if (t.m1 - t.m0 <= 2 * size_t(kern.mr)) {
+    run_few_rows(g, kern, kc_opt, t, abuf, abuf_size);
+  } else {
+    run_many_rows(g, kern, kc_opt, t, abuf, abuf_size);
+  }
+}
+
 }  // namespace
 
 const F32GemmKernel* f32_gemm_select(uint32_t nr, device::IsaLevel level) {
@@ -222,9 +332,17 @@ Status f32_gemm(const F32GemmArgs& g, const F32GemmOptions& options) {
   const size_t panels = packed_b_panels(b.n, b.nr);
   const size_t mtiles = ceil_div(g.m, kern->mr);
   const size_t threads = options.pool ? options.pool->size() : 1;
-  // Split N first (each task streams its own panels), then M.
+  // Split N first (each task streams only its own panels of B but packs all of
+  // A), then M. When M is large against N, split M first: each task packs only
+  // its rows of A (packing is not overlapped with compute, streaming B from L3
+  // is, through the prefetches) and every task has enough micro-panels to reuse
+  // each B block from L2.
   size_t tn = std::min(threads, panels);
   size_t tm = std::min(ceil_div(threads, tn), mtiles);
+  if (threads > 1 && 2 * g.m >= b.n && mtiles >= 8 * threads) {
+    tm = std::min(threads, mtiles);
+    tn = std::min(ceil_div(threads, tm), panels);
+  }
   if (2 * g.m * b.n * std::max<size_t>(b.k, 1) < (size_t(1) << 17)) tn = tm = 1;  // tiny
   std::vector<Task> tasks;
   for (size_t i = 0; i < tm; ++i) {
