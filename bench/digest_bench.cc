@@ -33,20 +33,6 @@ namespace {
 using namespace onnx_prepack;
 using Clock = std::chrono::steady_clock;
 
-int hash_file(const std::string& path, size_t threads, digest::Algorithm a) {
-  auto file = base::MappedFile::open(path);
-  if (!file.ok()) {
-    std::fprintf(stderr, "digest_bench: %s\n", file.status().message().c_str());
-    return 2;
-  }
-  std::unique_ptr<base::ThreadPool> pool;
-  if (threads > 1) pool = std::make_unique<base::ThreadPool>(threads);
-  std::span<const uint8_t> parts[] = {(*file)->bytes()};
-  digest::Digest d = digest::hash_bytes(a, parts, pool.get());
-  std::printf("%s  %s\n", base::hex_lower(d.data(), d.size()).c_str(), path.c_str());
-  return 0;
-}
-
 // Runs argv, stdout to `out_path` (or /dev/null); returns wall seconds, or -1 on failure.
 double run_timed(const std::vector<std::string>& args, const char* out_path = "/dev/null") {
   std::vector<char*> argv;
@@ -105,11 +91,8 @@ bool ensure_file(const std::string& path, uint64_t size) {
 
 int main(int argc, char** argv) {
   std::string path = "/tmp/onnx-prepack-digest-bench.bin";
-  std::string hash_path;
-  size_t threads = 1;
   int rounds = 7;
   uint64_t size = uint64_t(1) << 30;
-  digest::Algorithm algorithm = digest::Algorithm::kBlake3;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -119,26 +102,22 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--hash-file")
-      hash_path = next();
-    else if (a == "--threads")
-      threads = std::stoul(next());
-    else if (a == "--rounds")
+    if (a == "--rounds")
       rounds = std::stoi(next());
     else if (a == "--size")
       size = std::stoull(next());
-    else if (a == "--algorithm")
-      algorithm = *digest::algorithm_from_name(next());
-    else
+    else if (a.rfind("-", 0) == 0) {
+      std::fprintf(stderr, "usage: digest_bench [FILE] [--rounds N] [--size BYTES]\n");
+      return a == "--help" ? 0 : 2;
+    } else
       path = a;
   }
-  if (!hash_path.empty()) return hash_file(hash_path, threads, algorithm);
 
   if (!ensure_file(path, size)) return 2;
-  const std::string self = "/proc/self/exe";
+  const std::string hasher = OP_B3_HASH_PATH;  // bench/b3_hash.cc
   const std::string ours_out = path + ".ours.txt", b3_out = path + ".b3sum.txt";
   // Warm the page cache and check both tools agree.
-  if (run_timed({self, "--hash-file", path, "--threads", "1"}, ours_out.c_str()) < 0 ||
+  if (run_timed({hasher, path, "--threads", "1"}, ours_out.c_str()) < 0 ||
       run_timed({"b3sum", "--num-threads", "1", path}, b3_out.c_str()) < 0) {
     std::fprintf(stderr, "digest_bench: a hasher failed (is b3sum installed?)\n");
     return 2;
@@ -166,11 +145,11 @@ int main(int argc, char** argv) {
       const std::string ts = std::to_string(t);
       // Alternate who goes first so neither always follows the other.
       if (r % 2 == 0) {
-        ours[t].push_back(run_timed({self, "--hash-file", path, "--threads", ts}));
+        ours[t].push_back(run_timed({hasher, path, "--threads", ts}));
         theirs[t].push_back(run_timed({"b3sum", "--num-threads", ts, path}));
       } else {
         theirs[t].push_back(run_timed({"b3sum", "--num-threads", ts, path}));
-        ours[t].push_back(run_timed({self, "--hash-file", path, "--threads", ts}));
+        ours[t].push_back(run_timed({hasher, path, "--threads", ts}));
       }
     }
   }
