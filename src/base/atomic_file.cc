@@ -40,8 +40,11 @@ Result<AtomicFileWriter> AtomicFileWriter::create(const std::string& final_path)
 }
 
 AtomicFileWriter::AtomicFileWriter(AtomicFileWriter&& o) noexcept
-    : fd_(o.fd_), offset_(o.offset_), final_path_(std::move(o.final_path_)),
-      temp_path_(std::move(o.temp_path_)), committed_(o.committed_) {
+    : fd_(o.fd_),
+      offset_(o.offset_),
+      final_path_(std::move(o.final_path_)),
+      temp_path_(std::move(o.temp_path_)),
+      committed_(o.committed_) {
   o.fd_ = -1;
   o.committed_ = true;
 }

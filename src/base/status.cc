@@ -4,15 +4,24 @@ namespace onnx_prepack {
 
 std::string_view status_code_name(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kInvalidArgument: return "invalid_argument";
-    case StatusCode::kNotFound: return "not_found";
-    case StatusCode::kOutOfRange: return "out_of_range";
-    case StatusCode::kDataLoss: return "data_loss";
-    case StatusCode::kUnimplemented: return "unimplemented";
-    case StatusCode::kResourceExhausted: return "resource_exhausted";
-    case StatusCode::kIoError: return "io_error";
-    case StatusCode::kInternal: return "internal";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidArgument:
+      return "invalid_argument";
+    case StatusCode::kNotFound:
+      return "not_found";
+    case StatusCode::kOutOfRange:
+      return "out_of_range";
+    case StatusCode::kDataLoss:
+      return "data_loss";
+    case StatusCode::kUnimplemented:
+      return "unimplemented";
+    case StatusCode::kResourceExhausted:
+      return "resource_exhausted";
+    case StatusCode::kIoError:
+      return "io_error";
+    case StatusCode::kInternal:
+      return "internal";
   }
   return "unknown";
 }
@@ -33,12 +42,16 @@ std::string Status::to_string() const {
   return std::string(status_code_name(code_)) + ": " + message_;
 }
 
-Status invalid_argument(std::string m) { return Status(StatusCode::kInvalidArgument, std::move(m)); }
+Status invalid_argument(std::string m) {
+  return Status(StatusCode::kInvalidArgument, std::move(m));
+}
 Status not_found(std::string m) { return Status(StatusCode::kNotFound, std::move(m)); }
 Status out_of_range(std::string m) { return Status(StatusCode::kOutOfRange, std::move(m)); }
 Status data_loss(std::string m) { return Status(StatusCode::kDataLoss, std::move(m)); }
 Status unimplemented(std::string m) { return Status(StatusCode::kUnimplemented, std::move(m)); }
-Status resource_exhausted(std::string m) { return Status(StatusCode::kResourceExhausted, std::move(m)); }
+Status resource_exhausted(std::string m) {
+  return Status(StatusCode::kResourceExhausted, std::move(m));
+}
 Status io_error(std::string m) { return Status(StatusCode::kIoError, std::move(m)); }
 Status internal_error(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
 

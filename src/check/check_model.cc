@@ -21,9 +21,12 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 // ^(x86_64|aarch64)(-[a-z0-9_.]+)*$
 bool cpu_arch_grammar_ok(std::string_view arch) {
   std::string_view rest;
-  if (arch.substr(0, 6) == "x86_64") rest = arch.substr(6);
-  else if (arch.substr(0, 7) == "aarch64") rest = arch.substr(7);
-  else return false;
+  if (arch.substr(0, 6) == "x86_64")
+    rest = arch.substr(6);
+  else if (arch.substr(0, 7) == "aarch64")
+    rest = arch.substr(7);
+  else
+    return false;
   while (!rest.empty()) {
     if (rest[0] != '-') return false;
     size_t n = 1;

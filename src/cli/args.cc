@@ -77,7 +77,8 @@ Result<long long> Args::get_int(const std::string& name, long long fallback, lon
 
 int exit_code_for(const Status& s) {
   switch (s.code()) {
-    case StatusCode::kOk: return kExitOk;
+    case StatusCode::kOk:
+      return kExitOk;
     case StatusCode::kInvalidArgument:
     case StatusCode::kNotFound:
     case StatusCode::kOutOfRange:

@@ -41,7 +41,8 @@ using kernels::PackSourceLayout;
 // later `--verify memo` load hashes nothing (SPEC 7.2). A record taken within
 // the timestamp granularity of the file's last change is never trusted, and
 // the output was just written: wait out that window before taking identities.
-Status record_memo(const std::string& output, const std::string& memo_dir, digest::Algorithm algorithm,
+Status record_memo(const std::string& output, const std::string& memo_dir,
+                   digest::Algorithm algorithm,
                    const std::vector<std::pair<std::string, digest::Digest>>& hashed) {
   if (hashed.empty()) return ok_status();
   OP_ASSIGN_OR_RETURN(auto out, format::Model::load(output));
@@ -308,10 +309,11 @@ int cmd_compile(int argc, char** argv) {
   auto written = format::write_model(out, *args->get("output"), wo, model.get());
   if (!written.ok()) return report_error("compile", written.status());
   if (!args->has("no-memo")) {
-    Status st = record_memo(*args->get("output"), args->get("memo-dir").value_or(""), *algorithm,
-                            hashed);
+    Status st =
+        record_memo(*args->get("output"), args->get("memo-dir").value_or(""), *algorithm, hashed);
     // The output is complete either way; a memo that cannot be written only costs a hash later.
-    if (!st.ok()) std::fprintf(stderr, "onnx-prepack compile: memo not recorded: %s\n", st.message().c_str());
+    if (!st.ok())
+      std::fprintf(stderr, "onnx-prepack compile: memo not recorded: %s\n", st.message().c_str());
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -37,10 +37,14 @@ Json value_infos_json(const google::protobuf::RepeatedPtrField<onnx::ValueInfoPr
 
 std::string human_bytes(uint64_t b) {
   char buf[64];
-  if (b >= (uint64_t(1) << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", double(b) / double(1 << 30));
-  else if (b >= (uint64_t(1) << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", double(b) / double(1 << 20));
-  else if (b >= 1024) std::snprintf(buf, sizeof buf, "%.2f KiB", double(b) / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%llu B", (unsigned long long)b);
+  if (b >= (uint64_t(1) << 30))
+    std::snprintf(buf, sizeof buf, "%.2f GiB", double(b) / double(1 << 30));
+  else if (b >= (uint64_t(1) << 20))
+    std::snprintf(buf, sizeof buf, "%.2f MiB", double(b) / double(1 << 20));
+  else if (b >= 1024)
+    std::snprintf(buf, sizeof buf, "%.2f KiB", double(b) / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%llu B", (unsigned long long)b);
   return buf;
 }
 
@@ -58,14 +62,16 @@ Json build(const format::Model& model) {
     opsets.push_back(std::move(e));
   }
   j["opsets"] = std::move(opsets);
-  j["producer"] = p.producer_name() + (p.producer_version().empty() ? "" : " " + p.producer_version());
+  j["producer"] =
+      p.producer_name() + (p.producer_version().empty() ? "" : " " + p.producer_version());
   j["graph_name"] = g.name();
   j["inputs"] = value_infos_json(g.input());
   j["outputs"] = value_infos_json(g.output());
 
   std::map<std::string, int64_t> ops;
   for (const auto& n : g.node()) {
-    ops[n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "::" + n.op_type()]++;
+    ops[n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type()
+                                                      : n.domain() + "::" + n.op_type()]++;
   }
   Json nodes = Json::object();
   for (const auto& [k, v] : ops) nodes[k] = v;
@@ -108,7 +114,8 @@ Json build(const format::Model& model) {
   j["constants"] = std::move(cj);
 
   Json sts = Json::array();
-  for (int i = 0; i < p.struct_types_size(); ++i) sts.push_back(struct_type_summary(p, p.struct_types(i)));
+  for (int i = 0; i < p.struct_types_size(); ++i)
+    sts.push_back(struct_type_summary(p, p.struct_types(i)));
   j["struct_types"] = std::move(sts);
 
   Json devs = Json::array();
@@ -130,8 +137,10 @@ Json build(const format::Model& model) {
     o["device"] = int64_t(c.device());
     const auto& v = c.value();
     std::string fmt;
-    if (v.type() >= 0 && v.type() < p.struct_types_size()) fmt = p.struct_types(v.type()).name();
-    else if (v.has_struct_type()) fmt = v.struct_type().name();
+    if (v.type() >= 0 && v.type() < p.struct_types_size())
+      fmt = p.struct_types(v.type()).name();
+    else if (v.has_struct_type())
+      fmt = v.struct_type().name();
     o["format"] = fmt;
     o["digest_algorithm"] = c.digest_algorithm();
     o["digest"] = base::hex_lower(reinterpret_cast<const uint8_t*>(c.source_digest().data()),
@@ -161,13 +170,16 @@ void print_human(const Json& j, const format::Model& model) {
   std::printf("ir_version   %lld\n", (long long)p.ir_version());
   std::printf("opsets      ");
   for (const auto& o : p.opset_import()) {
-    std::printf(" %s:%lld", o.domain().empty() ? "ai.onnx" : o.domain().c_str(), (long long)o.version());
+    std::printf(" %s:%lld", o.domain().empty() ? "ai.onnx" : o.domain().c_str(),
+                (long long)o.version());
   }
   std::printf("\nproducer     %s %s\n", p.producer_name().c_str(), p.producer_version().c_str());
   std::printf("\ninputs\n");
-  for (const auto& v : g.input()) std::printf("  %-32s %s\n", v.name().c_str(), format::type_string(v.type()).c_str());
+  for (const auto& v : g.input())
+    std::printf("  %-32s %s\n", v.name().c_str(), format::type_string(v.type()).c_str());
   std::printf("outputs\n");
-  for (const auto& v : g.output()) std::printf("  %-32s %s\n", v.name().c_str(), format::type_string(v.type()).c_str());
+  for (const auto& v : g.output())
+    std::printf("  %-32s %s\n", v.name().c_str(), format::type_string(v.type()).c_str());
 
   std::printf("\nnodes (%d)\n", g.node_size());
   std::map<std::string, int> ops;
@@ -189,11 +201,12 @@ void print_human(const Json& j, const format::Model& model) {
   for (size_t k = 0; k < std::min(kLargestShown, by_size.size()); ++k) {
     const auto& t = g.initializer(by_size[k].second);
     std::printf("  %-40s %-9s %-20s %12s  %s\n", t.name().c_str(),
-                std::string(format::data_type_name(t.data_type())).c_str(), format::dims_string(t).c_str(),
-                human_bytes(by_size[k].first).c_str(),
+                std::string(format::data_type_name(t.data_type())).c_str(),
+                format::dims_string(t).c_str(), human_bytes(by_size[k].first).c_str(),
                 std::string(format::storage_name(format::storage_of(t))).c_str());
   }
-  if (by_size.size() > kLargestShown) std::printf("  ... %zu more\n", by_size.size() - kLargestShown);
+  if (by_size.size() > kLargestShown)
+    std::printf("  ... %zu more\n", by_size.size() - kLargestShown);
 
   auto consts = model.constant_tensors();
   uint64_t cbytes = 0;
@@ -208,8 +221,8 @@ void print_human(const Json& j, const format::Model& model) {
   std::printf("devices      %d\n", p.devices_size());
   for (int i = 0; i < p.devices_size(); ++i) {
     const auto& d = p.devices(i);
-    std::printf("  [%d] %-6s %-28s %s %s\n", i, d.type().c_str(), d.architecture().c_str(), d.runtime().c_str(),
-                d.runtime_version().c_str());
+    std::printf("  [%d] %-6s %-28s %s %s\n", i, d.type().c_str(), d.architecture().c_str(),
+                d.runtime().c_str(), d.runtime_version().c_str());
   }
   std::printf("compiled_tensors %d\n", p.compiled_tensors_size());
   for (const auto& st : j.as_object()) {
@@ -220,14 +233,19 @@ void print_human(const Json& j, const format::Model& model) {
       std::string bytes;
       for (const auto& [k, v] : e.as_object()) {
         std::string s = v.dump(-1);
-        if (k == "source") src = s;
-        else if (k == "format") fmt = s;
-        else if (k == "storage") storage = s;
-        else if (k == "device") dev = std::stoll(s);
-        else if (k == "payload_bytes") bytes = s;
+        if (k == "source")
+          src = s;
+        else if (k == "format")
+          fmt = s;
+        else if (k == "storage")
+          storage = s;
+        else if (k == "device")
+          dev = std::stoll(s);
+        else if (k == "payload_bytes")
+          bytes = s;
       }
-      std::printf("  %-40s dev %lld  %-36s %12s  %s\n", src.c_str(), (long long)dev, fmt.c_str(), bytes.c_str(),
-                  storage.c_str());
+      std::printf("  %-40s dev %lld  %-36s %12s  %s\n", src.c_str(), (long long)dev, fmt.c_str(),
+                  bytes.c_str(), storage.c_str());
     }
   }
 }
@@ -238,7 +256,8 @@ int cmd_inspect(int argc, char** argv) {
   auto args = Args::parse(argc, argv, {"json", "help"}, {});
   if (!args.ok()) return report_error("inspect", args.status());
   if (args->has("help") || args->positionals().size() != 1) {
-    std::fprintf(args->has("help") ? stdout : stderr, "usage: onnx-prepack inspect MODEL [--json]\n");
+    std::fprintf(args->has("help") ? stdout : stderr,
+                 "usage: onnx-prepack inspect MODEL [--json]\n");
     return args->has("help") ? kExitOk : kExitUsage;
   }
   auto model = format::Model::load(args->positionals()[0]);

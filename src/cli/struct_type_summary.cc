@@ -9,11 +9,20 @@ base::Json struct_type_summary(const onnx::ModelProto& model, const onnx::Struct
   o["name"] = type.name();
   const char* kind = "unset";
   switch (type.kind_case()) {
-    case onnx::StructTypeProto::kArray: kind = "array"; break;
-    case onnx::StructTypeProto::kStructure: kind = "structure"; break;
-    case onnx::StructTypeProto::kPackedArray: kind = "packed_array"; break;
-    case onnx::StructTypeProto::kTypeIndex: kind = "type_index"; break;
-    case onnx::StructTypeProto::KIND_NOT_SET: break;
+    case onnx::StructTypeProto::kArray:
+      kind = "array";
+      break;
+    case onnx::StructTypeProto::kStructure:
+      kind = "structure";
+      break;
+    case onnx::StructTypeProto::kPackedArray:
+      kind = "packed_array";
+      break;
+    case onnx::StructTypeProto::kTypeIndex:
+      kind = "type_index";
+      break;
+    case onnx::StructTypeProto::KIND_NOT_SET:
+      break;
   }
   o["kind"] = kind;
   for (const auto& m : type.metadata_props()) {

@@ -12,15 +12,15 @@ struct TypeInfo {
 };
 
 constexpr std::array<TypeInfo, kMaxDataType + 1> kTypes = {{
-    {"UNDEFINED", 0, false},     {"FLOAT", 32, true},         {"UINT8", 8, false},
-    {"INT8", 8, false},          {"UINT16", 16, false},       {"INT16", 16, false},
-    {"INT32", 32, false},        {"INT64", 64, false},        {"STRING", 0, false},
-    {"BOOL", 8, false},          {"FLOAT16", 16, true},       {"DOUBLE", 64, true},
-    {"UINT32", 32, false},       {"UINT64", 64, false},       {"COMPLEX64", 64, true},
-    {"COMPLEX128", 128, true},   {"BFLOAT16", 16, true},      {"FLOAT8E4M3FN", 8, true},
-    {"FLOAT8E4M3FNUZ", 8, true}, {"FLOAT8E5M2", 8, true},     {"FLOAT8E5M2FNUZ", 8, true},
-    {"UINT4", 4, false},         {"INT4", 4, false},          {"FLOAT4E2M1", 4, true},
-    {"FLOAT8E8M0", 8, true},     {"UINT2", 2, false},         {"INT2", 2, false},
+    {"UNDEFINED", 0, false},     {"FLOAT", 32, true},     {"UINT8", 8, false},
+    {"INT8", 8, false},          {"UINT16", 16, false},   {"INT16", 16, false},
+    {"INT32", 32, false},        {"INT64", 64, false},    {"STRING", 0, false},
+    {"BOOL", 8, false},          {"FLOAT16", 16, true},   {"DOUBLE", 64, true},
+    {"UINT32", 32, false},       {"UINT64", 64, false},   {"COMPLEX64", 64, true},
+    {"COMPLEX128", 128, true},   {"BFLOAT16", 16, true},  {"FLOAT8E4M3FN", 8, true},
+    {"FLOAT8E4M3FNUZ", 8, true}, {"FLOAT8E5M2", 8, true}, {"FLOAT8E5M2FNUZ", 8, true},
+    {"UINT4", 4, false},         {"INT4", 4, false},      {"FLOAT4E2M1", 4, true},
+    {"FLOAT8E8M0", 8, true},     {"UINT2", 2, false},     {"INT2", 2, false},
 }};
 
 }  // namespace

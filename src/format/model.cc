@@ -9,10 +9,14 @@ namespace onnx_prepack::format {
 
 std::string_view storage_name(Storage s) {
   switch (s) {
-    case Storage::kRaw: return "raw";
-    case Storage::kTyped: return "typed";
-    case Storage::kExternal: return "external";
-    case Storage::kEmpty: return "empty";
+    case Storage::kRaw:
+      return "raw";
+    case Storage::kTyped:
+      return "typed";
+    case Storage::kExternal:
+      return "external";
+    case Storage::kEmpty:
+      return "empty";
   }
   return "?";
 }
@@ -22,8 +26,8 @@ Storage storage_of(const onnx::TensorProto& t) {
     return Storage::kExternal;
   }
   if (t.has_raw_data()) return Storage::kRaw;
-  if (t.float_data_size() || t.int32_data_size() || t.int64_data_size() ||
-      t.double_data_size() || t.uint64_data_size() || t.string_data_size()) {
+  if (t.float_data_size() || t.int32_data_size() || t.int64_data_size() || t.double_data_size() ||
+      t.uint64_data_size() || t.string_data_size()) {
     return Storage::kTyped;
   }
   return Storage::kEmpty;
@@ -46,8 +50,8 @@ Result<uint64_t> parse_u64(std::string_view key, std::string_view text) {
   uint64_t v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || p != text.data() + text.size() || text.empty()) {
-    return invalid_argument("external data '" + std::string(key) + "' is not a non-negative integer: '" +
-                            std::string(text) + "'");
+    return invalid_argument("external data '" + std::string(key) +
+                            "' is not a non-negative integer: '" + std::string(text) + "'");
   }
   return v;
 }
@@ -114,8 +118,8 @@ Result<std::unique_ptr<Model>> Model::parse(std::span<const uint8_t> bytes, std:
   google::protobuf::io::CodedInputStream in(bytes.data(), int(bytes.size()));
   in.SetTotalBytesLimit(INT_MAX);
   if (!proto->ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
-    return data_loss("not a valid ONNX model: protobuf parse failed (" + std::to_string(bytes.size()) +
-                     " bytes; truncated or not a ModelProto)");
+    return data_loss("not a valid ONNX model: protobuf parse failed (" +
+                     std::to_string(bytes.size()) + " bytes; truncated or not a ModelProto)");
   }
   std::unique_ptr<Model> model(new Model());
   model->proto_ = std::move(proto);
@@ -176,15 +180,16 @@ Result<ExternalSpan> Model::resolve_external(const ExternalDataEntries& entries,
   }
   uint64_t size = file->bytes().size();
   if (ref->offset > size) {
-    return out_of_range(std::string(context) + ": external data offset " + std::to_string(ref->offset) +
-                        " is past the end of '" + ref->location + "' (" + std::to_string(size) +
-                        " bytes)");
+    return out_of_range(std::string(context) + ": external data offset " +
+                        std::to_string(ref->offset) + " is past the end of '" + ref->location +
+                        "' (" + std::to_string(size) + " bytes)");
   }
   uint64_t length = ref->length < 0 ? size - ref->offset : uint64_t(ref->length);
   if (length > size - ref->offset) {
-    return out_of_range(std::string(context) + ": external data offset " + std::to_string(ref->offset) +
-                        " + length " + std::to_string(length) + " is past the end of '" +
-                        ref->location + "' (" + std::to_string(size) + " bytes)");
+    return out_of_range(std::string(context) + ": external data offset " +
+                        std::to_string(ref->offset) + " + length " + std::to_string(length) +
+                        " is past the end of '" + ref->location + "' (" + std::to_string(size) +
+                        " bytes)");
   }
   ExternalSpan span;
   span.file = std::move(file);
@@ -194,7 +199,8 @@ Result<ExternalSpan> Model::resolve_external(const ExternalDataEntries& entries,
   return span;
 }
 
-Result<TensorBytes> Model::tensor_bytes(const onnx::TensorProto& t, std::string_view context) const {
+Result<TensorBytes> Model::tensor_bytes(const onnx::TensorProto& t,
+                                        std::string_view context) const {
   TensorBytes out;
   out.storage = storage_of(t);
   if (out.storage == Storage::kExternal) {

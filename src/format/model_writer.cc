@@ -56,7 +56,8 @@ Status serialize_to(const onnx::ModelProto& proto, const std::string& path) {
                               " bytes, over protobuf's 2 GiB limit");
   }
   std::string bytes;
-  if (!proto.SerializeToString(&bytes)) return internal_error("'" + path + "': serialisation failed");
+  if (!proto.SerializeToString(&bytes))
+    return internal_error("'" + path + "': serialisation failed");
   return base::write_file_atomically(
       path, {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
 }
@@ -71,7 +72,8 @@ Result<WriteReport> write_model(onnx::ModelProto& proto, const std::string& path
                                 const WriteOptions& options, const Model* source) {
   WriteReport report;
   const std::string out_dir = dir_of(path);
-  std::string location = options.data_file.empty() ? file_name_of(path) + ".data" : options.data_file;
+  std::string location =
+      options.data_file.empty() ? file_name_of(path) + ".data" : options.data_file;
   OP_RETURN_IF_ERROR(check_external_location(location));
   const bool same_folder = source != nullptr && same_dir(source->base_dir(), out_dir);
 
@@ -130,7 +132,8 @@ Result<WriteReport> write_model(onnx::ModelProto& proto, const std::string& path
       OP_ASSIGN_OR_RETURN(uint64_t off, append(span.bytes()));
       set_external(value->mutable_external_data(), location, off, span.length);
       ++report.payloads_external;
-    } else if (value->raw_data().size() >= options.payload_threshold && !value->raw_data().empty()) {
+    } else if (value->raw_data().size() >= options.payload_threshold &&
+               !value->raw_data().empty()) {
       const std::string& raw = value->raw_data();
       OP_ASSIGN_OR_RETURN(uint64_t off,
                           append({reinterpret_cast<const uint8_t*>(raw.data()), raw.size()}));

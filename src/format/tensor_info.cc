@@ -39,24 +39,33 @@ std::string type_string(const onnx::TypeProto& t) {
         const auto& dims = t.tensor_type().shape().dim();
         for (int i = 0; i < dims.size(); ++i) {
           if (i) s += ", ";
-          if (dims[i].has_dim_value()) s += std::to_string(dims[i].dim_value());
-          else if (dims[i].has_dim_param()) s += "'" + dims[i].dim_param() + "'";
-          else s += "?";
+          if (dims[i].has_dim_value())
+            s += std::to_string(dims[i].dim_value());
+          else if (dims[i].has_dim_param())
+            s += "'" + dims[i].dim_param() + "'";
+          else
+            s += "?";
         }
         s += "]";
       }
       return s;
     }
-    case onnx::TypeProto::kSequenceType: return "seq(" + type_string(t.sequence_type().elem_type()) + ")";
+    case onnx::TypeProto::kSequenceType:
+      return "seq(" + type_string(t.sequence_type().elem_type()) + ")";
     case onnx::TypeProto::kMapType:
       return "map(" + std::string(data_type_name(t.map_type().key_type())) + ", " +
              type_string(t.map_type().value_type()) + ")";
-    case onnx::TypeProto::kOptionalType: return "optional(" + type_string(t.optional_type().elem_type()) + ")";
+    case onnx::TypeProto::kOptionalType:
+      return "optional(" + type_string(t.optional_type().elem_type()) + ")";
     case onnx::TypeProto::kSparseTensorType:
-      return "sparse_tensor(" + std::string(data_type_name(t.sparse_tensor_type().elem_type())) + ")";
-    case onnx::TypeProto::kOpaqueType: return "opaque(" + t.opaque_type().name() + ")";
-    case onnx::TypeProto::kStructType: return "struct";
-    case onnx::TypeProto::VALUE_NOT_SET: return "?";
+      return "sparse_tensor(" + std::string(data_type_name(t.sparse_tensor_type().elem_type())) +
+             ")";
+    case onnx::TypeProto::kOpaqueType:
+      return "opaque(" + t.opaque_type().name() + ")";
+    case onnx::TypeProto::kStructType:
+      return "struct";
+    case onnx::TypeProto::VALUE_NOT_SET:
+      return "?";
   }
   return "?";
 }

@@ -9,8 +9,6 @@
 // Resolve layer.
 #include "resolve/cache_store.h"
 
-#include "format/metadata.h"
-
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -23,6 +21,7 @@
 #include <random>
 
 #include "base/json.h"
+#include "format/metadata.h"
 #include "types/struct_type.h"
 
 namespace onnx_prepack::resolve {

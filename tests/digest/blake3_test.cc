@@ -186,7 +186,8 @@ TEST(Blake3Lengths, EveryKernelMatchesPortableAroundBoundaries) {
 
 TEST(Blake3Lengths, MatchesB3sumAroundBoundaries) {
   std::string out;
-  ASSERT_EQ(testing::run_command("b3sum --version", &out), 0) << "b3sum is a required peer: run tools/setup.sh";
+  ASSERT_EQ(testing::run_command("b3sum --version", &out), 0)
+      << "b3sum is a required peer: run tools/setup.sh";
   testing::TempDir dir;
   const std::vector<uint8_t> input = pattern((size_t(1) << 24) + 1);
   std::string cmd = "cd " + dir.path() + " && b3sum --num-threads 1";

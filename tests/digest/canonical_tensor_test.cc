@@ -326,7 +326,8 @@ TEST(CanonicalDigest, LargeTypedTensorsStreamAndMatchRawForAnyThreadCount) {
 
 TEST(CanonicalDigest, MatchesB3sumOfTheCanonicalMessage) {
   std::string out;
-  ASSERT_EQ(testing::run_command("b3sum --version", &out), 0) << "b3sum is a required peer: run tools/setup.sh";
+  ASSERT_EQ(testing::run_command("b3sum --version", &out), 0)
+      << "b3sum is a required peer: run tools/setup.sh";
   testing::TempDir dir;
   auto model = format::Model::from_proto(onnx::ModelProto(), dir.path());
   const std::vector<float> values = testing::pseudo_random_floats(70000, 9);

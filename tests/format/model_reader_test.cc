@@ -18,8 +18,8 @@ std::string serialize(const onnx::ModelProto& m) {
   return s;
 }
 
-onnx::TensorProto external_tensor(const std::string& name, const std::string& location, int64_t offset,
-                                  int64_t length, std::vector<int64_t> dims) {
+onnx::TensorProto external_tensor(const std::string& name, const std::string& location,
+                                  int64_t offset, int64_t length, std::vector<int64_t> dims) {
   onnx::TensorProto t;
   t.set_name(name);
   t.set_data_type(onnx::TensorProto::FLOAT);
@@ -49,7 +49,8 @@ TEST(ModelReader, ReadsInlineRawTensorWithoutCopy) {
   EXPECT_EQ(bytes->storage, Storage::kRaw);
   EXPECT_EQ(bytes->bytes.size(), 8u * 16u * 4u);
   // The span points into the parsed message, not a copy.
-  EXPECT_EQ(static_cast<const void*>(bytes->bytes.data()), static_cast<const void*>(w1->raw_data().data()));
+  EXPECT_EQ(static_cast<const void*>(bytes->bytes.data()),
+            static_cast<const void*>(w1->raw_data().data()));
 }
 
 TEST(ModelReader, ReadsExternalDataAsMappedSpan) {
@@ -94,15 +95,19 @@ TEST(ModelReader, BadExternalDataIsAClearErrorNamingTheTensor) {
   };
   for (const auto& c : cases) {
     auto m = testing::make_mlp(8, 8, 8, 1);
-    *m.mutable_graph()->mutable_initializer(0) = external_tensor("W1", c.location, c.offset, c.length, {8, 8});
+    *m.mutable_graph()->mutable_initializer(0) =
+        external_tensor("W1", c.location, c.offset, c.length, {8, 8});
     std::string bytes = serialize(m);
-    auto parsed = Model::parse({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, dir.path());
+    auto parsed =
+        Model::parse({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, dir.path());
     ASSERT_TRUE(parsed.ok()) << c.label;
     const auto& t = (*parsed)->proto().graph().initializer(0);
     auto r = (*parsed)->tensor_bytes(t, tensor_context(0, t.name()));
     ASSERT_FALSE(r.ok()) << c.label;
-    EXPECT_NE(r.status().message().find("initializers[0] 'W1'"), std::string::npos) << r.status().message();
-    EXPECT_NE(r.status().message().find(c.expected), std::string::npos) << c.label << ": " << r.status().message();
+    EXPECT_NE(r.status().message().find("initializers[0] 'W1'"), std::string::npos)
+        << r.status().message();
+    EXPECT_NE(r.status().message().find(c.expected), std::string::npos)
+        << c.label << ": " << r.status().message();
   }
 }
 

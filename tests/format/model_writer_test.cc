@@ -1,7 +1,8 @@
+#include "format/model_writer.h"
+
 #include <gtest/gtest.h>
 
 #include "format/model.h"
-#include "format/model_writer.h"
 #include "testing/test_models.h"
 
 namespace onnx_prepack::format {

@@ -13,7 +13,8 @@ namespace {
 constexpr const char* kTestData = "/usr/share/libonnx-testdata/data";
 
 TEST(LibOnnxTestdata, EveryModelReadsAndReserialisesIdentically) {
-  ASSERT_TRUE(std::filesystem::is_directory(kTestData)) << "install libonnx-testdata (tools/setup.sh)";
+  ASSERT_TRUE(std::filesystem::is_directory(kTestData))
+      << "install libonnx-testdata (tools/setup.sh)";
   int models = 0, identical = 0;
   std::vector<std::string> differ;
   for (const auto& e : std::filesystem::recursive_directory_iterator(kTestData)) {
@@ -23,8 +24,10 @@ TEST(LibOnnxTestdata, EveryModelReadsAndReserialisesIdentically) {
     ASSERT_TRUE(model.ok()) << e.path() << ": " << model.status().to_string();
     std::string again;
     ASSERT_TRUE((*model)->proto().SerializeToString(&again));
-    if (again == testing::read_bytes(e.path().string())) ++identical;
-    else differ.push_back(e.path().string());
+    if (again == testing::read_bytes(e.path().string()))
+      ++identical;
+    else
+      differ.push_back(e.path().string());
   }
   EXPECT_GT(models, 1000);
   EXPECT_EQ(identical, models) << "first that differs: " << (differ.empty() ? "" : differ[0]);

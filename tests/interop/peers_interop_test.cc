@@ -2,8 +2,8 @@
 // compiled_tensors written by our code loads in Debian's python3-onnx, passes
 // onnx.checker and keeps the extension through onnx's load/save, and runs in
 // ONNX Runtime with outputs identical to the same model without the extension.
-#include <gtest/gtest.h>
 #include <google/protobuf/util/message_differencer.h>
+#include <gtest/gtest.h>
 
 #include "format/model.h"
 #include "format/model_writer.h"
@@ -72,10 +72,12 @@ TEST(PeersInterop, PythonOnnxChecksAndKeepsTheExtension) {
   EXPECT_TRUE(MessageDifferencer::Equals(a.devices(0), b.devices(0)));
   EXPECT_TRUE(MessageDifferencer::Equals(a.compiled_tensors(0), b.compiled_tensors(0)));
   // And the payload is still readable through the resaved model.
-  auto payload = (*resaved)->resolve_external(b.compiled_tensors(0).value().external_data(), "payload");
+  auto payload =
+      (*resaved)->resolve_external(b.compiled_tensors(0).value().external_data(), "payload");
   ASSERT_TRUE(payload.ok()) << payload.status().to_string();
   EXPECT_EQ(payload->length, uint64_t(256 * 512 * 4));
-  EXPECT_EQ(b.compiled_tensors(0).source_digest(), expected_ext.compiled_tensors(0).source_digest());
+  EXPECT_EQ(b.compiled_tensors(0).source_digest(),
+            expected_ext.compiled_tensors(0).source_digest());
 }
 
 TEST(PeersInterop, OnnxRuntimeOutputsAreIdenticalWithAndWithoutExtension) {
@@ -83,12 +85,15 @@ TEST(PeersInterop, OnnxRuntimeOutputsAreIdenticalWithAndWithoutExtension) {
   auto plain = testing::make_mlp(256, 512, 16, 33);
   auto with_ext = plain;
   add_extension(with_ext);
-  ASSERT_TRUE(format::write_model(plain, dir.file("plain.onnx"), format::WriteOptions{}, nullptr).ok());
-  ASSERT_TRUE(format::write_model(with_ext, dir.file("ext.onnx"), format::WriteOptions{}, nullptr).ok());
+  ASSERT_TRUE(
+      format::write_model(plain, dir.file("plain.onnx"), format::WriteOptions{}, nullptr).ok());
+  ASSERT_TRUE(
+      format::write_model(with_ext, dir.file("ext.onnx"), format::WriteOptions{}, nullptr).ok());
 
   auto run = [&](const std::string& model) {
     std::string out;
-    std::string cmd = "OP_PEERS_DIR=" OP_PEERS_DIR " node " OP_SOURCE_DIR "/tests/interop/ort_run.js ";
+    std::string cmd =
+        "OP_PEERS_DIR=" OP_PEERS_DIR " node " OP_SOURCE_DIR "/tests/interop/ort_run.js ";
     cmd.append(model).append(" x:4x256");
     int rc = testing::run_command(cmd, &out);
     EXPECT_EQ(rc, 0) << out;

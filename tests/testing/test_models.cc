@@ -62,8 +62,10 @@ void add_io(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, cons
   tt->set_elem_type(onnx::TensorProto::FLOAT);
   for (size_t i = 0; i < dims.size(); ++i) {
     auto* d = tt->mutable_shape()->add_dim();
-    if (i == 0 && !dyn0.empty()) d->set_dim_param(dyn0);
-    else d->set_dim_value(dims[i]);
+    if (i == 0 && !dyn0.empty())
+      d->set_dim_param(dyn0);
+    else
+      d->set_dim_value(dims[i]);
   }
 }
 
@@ -90,9 +92,12 @@ onnx::ModelProto make_mlp(int in, int hidden, int out, uint32_t seed) {
   g->set_name("mlp");
   add_io(g->mutable_input(), "x", {1, in}, "batch");
   add_io(g->mutable_output(), "y", {1, out}, "batch");
-  *g->add_initializer() = float_tensor("W1", {in, hidden}, pseudo_random_floats(size_t(in) * hidden, seed));
-  *g->add_initializer() = float_tensor("b1", {hidden}, pseudo_random_floats(size_t(hidden), seed + 1));
-  *g->add_initializer() = float_tensor("W2", {hidden, out}, pseudo_random_floats(size_t(hidden) * out, seed + 2));
+  *g->add_initializer() =
+      float_tensor("W1", {in, hidden}, pseudo_random_floats(size_t(in) * hidden, seed));
+  *g->add_initializer() =
+      float_tensor("b1", {hidden}, pseudo_random_floats(size_t(hidden), seed + 1));
+  *g->add_initializer() =
+      float_tensor("W2", {hidden, out}, pseudo_random_floats(size_t(hidden) * out, seed + 2));
   *g->add_initializer() = float_tensor("b2", {out}, pseudo_random_floats(size_t(out), seed + 3));
   add_node(g, "MatMul", {"x", "W1"}, {"h0"});
   add_node(g, "Add", {"h0", "b1"}, {"h1"});
