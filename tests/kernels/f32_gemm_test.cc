@@ -179,11 +179,18 @@ TEST(F32Gemm, AllKernelsAgreeAcrossTiles) {
 }
 
 TEST(F32Gemm, KZeroGivesBiasOnly) {
-  const auto& kern = kernel_named("f32_gemm_6x16_ref");
-  const Bias bias = make_bias(1, 3, 5, 3);
-  const auto c = run(kern, 3, 0, 5, {}, {}, 1.0f, 2.0f, bias, nullptr);
-  for (size_t i = 0; i < 3; ++i) {
-    for (size_t j = 0; j < 5; ++j) EXPECT_EQ(c[i * 5 + j], 2.0f * bias.data[j]);
+  // Every kernel the host runs, below and above the small-M path (M <= 28).
+  for (const F32GemmKernel& kern : kF32GemmKernels) {
+    if (!host_has(kern.isa)) continue;
+    for (size_t m : {3, 40}) {
+      const Bias bias = make_bias(1, m, 37, 3);
+      const auto c = run(kern, m, 0, 37, {}, {}, 1.0f, 2.0f, bias, nullptr);
+      for (size_t i = 0; i < m; ++i) {
+        for (size_t j = 0; j < 37; ++j) {
+          ASSERT_EQ(c[i * 37 + j], 2.0f * bias.data[j]) << kern.name << " m " << m;
+        }
+      }
+    }
   }
 }
 
