@@ -216,10 +216,19 @@ int cmd_compile(int argc, char** argv) {
   std::map<std::string, int> type_index, device_index;
   for (int i = 0; i < out.struct_types_size(); ++i) type_index[out.struct_types(i).name()] = i;
   uint64_t payload_bytes = 0;
-  size_t entries = 0, done = 0;
-  const size_t total = jobs.size() * archs.size();
+  size_t entries = 0;
   std::vector<onnx::CompiledTensorProto> compiled;
   std::vector<std::pair<std::string, digest::Digest>> hashed;
+  struct PendingPayload {
+    const pack::GemmBFormat* format;
+    pack::GemmBSource source;
+    std::string context;
+    std::string name;
+    uint64_t size;
+  };
+  std::vector<PendingPayload> pending;  // parallel to `compiled`
+  std::vector<std::shared_ptr<std::vector<uint32_t>>> keep_alive;
+  std::vector<std::shared_ptr<std::vector<uint8_t>>> keep_alive_bytes;
   for (const Job& job : jobs) {
     const onnx::TensorProto& t = *model->find_initializer(job.source);
     const std::string ctx = format::tensor_context(model->initializer_index(job.source), t.name());
@@ -246,6 +255,13 @@ int cmd_compile(int argc, char** argv) {
       content = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(aligned.data()),
                                          content.size());
     }
+    // The packs are made later, while writing: keep copied sources alive until then
+    // (moving a vector keeps its buffer, so `content` stays valid).
+    if (!aligned.empty())
+      keep_alive.push_back(std::make_shared<std::vector<uint32_t>>(std::move(aligned)));
+    if (!converted.empty()) {
+      keep_alive_bytes.push_back(std::make_shared<std::vector<uint8_t>>(std::move(converted)));
+    }
     auto src =
         pack::gemm_b_source(content, t.data_type(),
                             std::span<const int64_t>(t.dims().data(), t.dims_size()), job.layout);
@@ -254,7 +270,6 @@ int cmd_compile(int argc, char** argv) {
       for (const pack::GemmBFormat* f : pack::gemm_b_formats()) {
         if (f->architecture != arch || f->layout != job.layout || f->source_type != t.data_type())
           continue;
-        progress(done, total, job.source);
         if (!type_index.count(std::string(f->name))) {
           type_index[std::string(f->name)] = out.struct_types_size();
           *out.add_struct_types() = pack::gemm_b_struct_type(*f);
@@ -267,11 +282,10 @@ int cmd_compile(int argc, char** argv) {
           d->set_runtime(std::string(device::kRuntimeName));
           d->set_runtime_version(std::string(device::kPackingAbiVersion));
         }
-        std::string payload(pack::gemm_b_payload_bytes(*f, src->k, src->n), '\0');
-        Status st = pack::gemm_b_pack(
-            *f, *src,
-            std::span<uint8_t>(reinterpret_cast<uint8_t*>(payload.data()), payload.size()), &pool);
-        if (!st.ok()) return report_error("compile", st.with_context(ctx));
+        // Packed while the output is written (format::WriteOptions::lazy_payloads), so only
+        // one payload is in memory at a time.
+        const uint64_t payload_size = pack::gemm_b_payload_bytes(*f, src->k, src->n);
+        pending.push_back({f, *src, ctx, job.source, payload_size});
         onnx::CompiledTensorProto ct;
         ct.set_source_name(job.source);
         ct.set_device(device_index[arch]);
@@ -280,16 +294,13 @@ int cmd_compile(int argc, char** argv) {
         auto* v = ct.mutable_value();
         v->set_type(type_index[std::string(f->name)]);
         for (uint64_t d : pack::gemm_b_dims(*f, src->k, src->n)) v->add_dims(d);
-        payload_bytes += payload.size();
-        v->set_raw_data(std::move(payload));
+        payload_bytes += payload_size;
         compiled.push_back(std::move(ct));
         ++entries;
         break;
       }
-      ++done;
     }
   }
-  progress(total, total, "");
   // Replace entries we would duplicate ((source, device, type) keys must stay unique).
   std::set<std::tuple<std::string, int, int>> keys;
   for (const auto& ct : compiled) keys.insert({ct.source_name(), ct.device(), ct.value().type()});
@@ -306,7 +317,17 @@ int cmd_compile(int argc, char** argv) {
   format::WriteOptions wo;
   wo.payload_threshold = 0;
   wo.alignment = 4096;
+  const int first_new = out.compiled_tensors_size() - int(pending.size());
+  for (size_t k = 0; k < pending.size(); ++k) {
+    const PendingPayload* p = &pending[k];
+    wo.lazy_payloads[first_new + int(k)] = {
+        p->size, [p, k, &pending, &pool](std::span<uint8_t> dst) -> Status {
+          progress(k, pending.size(), p->name);
+          return pack::gemm_b_pack(*p->format, p->source, dst, &pool).with_context(p->context);
+        }};
+  }
   auto written = format::write_model(out, *args->get("output"), wo, model.get());
+  progress(pending.size(), pending.size(), "");
   if (!written.ok()) return report_error("compile", written.status());
   if (!args->has("no-memo")) {
     Status st =

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <vector>
 
 #include "base/atomic_file.h"
 
@@ -92,6 +93,41 @@ Result<WriteReport> write_model(onnx::ModelProto& proto, const std::string& path
     return offset;
   };
 
+  std::vector<uint8_t> lazy_buffer;  // reused: one produced payload in memory at a time
+  for (int i = 0; i < proto.compiled_tensors_size(); ++i) {
+    auto* value = proto.mutable_compiled_tensors(i)->mutable_value();
+    const std::string ctx = "compiled_tensors[" + std::to_string(i) + "].value";
+    if (auto lazy = options.lazy_payloads.find(i); lazy != options.lazy_payloads.end()) {
+      if (value->external_data_size() > 0 || !value->raw_data().empty()) {
+        return invalid_argument(ctx + ": a produced payload must not also hold data");
+      }
+      lazy_buffer.assign(size_t(lazy->second.size), 0);
+      Status filled = lazy->second.fill(lazy_buffer);
+      if (!filled.ok()) return filled.with_context(ctx);
+      OP_ASSIGN_OR_RETURN(uint64_t off, append(lazy_buffer));
+      set_external(value->mutable_external_data(), location, off, lazy_buffer.size());
+      ++report.payloads_external;
+      continue;
+    }
+    if (value->external_data_size() > 0) {
+      if (source == nullptr) {
+        return invalid_argument(ctx + ": payload is external but no source model was given");
+      }
+      OP_ASSIGN_OR_RETURN(ExternalSpan span, source->resolve_external(value->external_data(), ctx));
+      OP_ASSIGN_OR_RETURN(uint64_t off, append(span.bytes()));
+      set_external(value->mutable_external_data(), location, off, span.length);
+      ++report.payloads_external;
+    } else if (value->raw_data().size() >= options.payload_threshold &&
+               !value->raw_data().empty()) {
+      const std::string& raw = value->raw_data();
+      OP_ASSIGN_OR_RETURN(uint64_t off,
+                          append({reinterpret_cast<const uint8_t*>(raw.data()), raw.size()}));
+      set_external(value->mutable_external_data(), location, off, raw.size());
+      value->clear_raw_data();
+      ++report.payloads_external;
+    }
+  }
+
   auto* graph = proto.mutable_graph();
   for (int i = 0; i < graph->initializer_size(); ++i) {
     auto* t = graph->mutable_initializer(i);
@@ -118,28 +154,6 @@ Result<WriteReport> write_model(onnx::ModelProto& proto, const std::string& path
       t->set_data_location(onnx::TensorProto::EXTERNAL);
       t->clear_raw_data();
       ++report.tensors_external;
-    }
-  }
-
-  for (int i = 0; i < proto.compiled_tensors_size(); ++i) {
-    auto* value = proto.mutable_compiled_tensors(i)->mutable_value();
-    const std::string ctx = "compiled_tensors[" + std::to_string(i) + "].value";
-    if (value->external_data_size() > 0) {
-      if (source == nullptr) {
-        return invalid_argument(ctx + ": payload is external but no source model was given");
-      }
-      OP_ASSIGN_OR_RETURN(ExternalSpan span, source->resolve_external(value->external_data(), ctx));
-      OP_ASSIGN_OR_RETURN(uint64_t off, append(span.bytes()));
-      set_external(value->mutable_external_data(), location, off, span.length);
-      ++report.payloads_external;
-    } else if (value->raw_data().size() >= options.payload_threshold &&
-               !value->raw_data().empty()) {
-      const std::string& raw = value->raw_data();
-      OP_ASSIGN_OR_RETURN(uint64_t off,
-                          append({reinterpret_cast<const uint8_t*>(raw.data()), raw.size()}));
-      set_external(value->mutable_external_data(), location, off, raw.size());
-      value->clear_raw_data();
-      ++report.payloads_external;
     }
   }
 

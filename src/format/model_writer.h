@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
 #include <string>
 
 #include "format/model.h"
@@ -22,6 +25,15 @@ struct WriteOptions {
   // file when it lies in the output folder (no duplicate of large weights),
   // otherwise copy their bytes into the new data file.
   bool reference_existing_external = true;
+  // Payloads produced while writing, so that only one is in memory at a time:
+  // compiled_tensors[i] (which must hold no raw_data and no external_data)
+  // gets `size` bytes that `fill` writes into a zeroed buffer. Payloads are
+  // written before the initializers, whose inline bytes `fill` may still read.
+  struct LazyPayload {
+    uint64_t size = 0;
+    std::function<Status(std::span<uint8_t>)> fill;
+  };
+  std::map<int, LazyPayload> lazy_payloads;
 };
 
 struct WriteReport {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "format/model.h"
 #include "testing/test_models.h"
 
@@ -91,6 +94,51 @@ TEST(ModelWriter, FailedWriteLeavesNoPartialFile) {
   auto m = testing::make_mlp(8, 8, 8, 1);
   auto rep = write_model(m, "/nonexistent-dir/x.onnx", WriteOptions{}, nullptr);
   EXPECT_FALSE(rep.ok());
+}
+
+}  // namespace
+}  // namespace onnx_prepack::format
+
+namespace onnx_prepack::format {
+namespace {
+
+TEST(ModelWriter, ProducedPayloadsAreWrittenOneAtATimeAndErrorsNameTheEntry) {
+  testing::TempDir dir;
+  auto m = testing::make_mlp(64, 64, 8, 3);
+  for (int i = 0; i < 2; ++i) m.add_compiled_tensors()->set_source_name("W1");
+  WriteOptions opt;
+  int calls = 0;
+  for (int i = 0; i < 2; ++i) {
+    opt.lazy_payloads[i] = {uint64_t(5000 + i), [i, &calls](std::span<uint8_t> dst) {
+                              ++calls;
+                              for (uint8_t b : dst) EXPECT_EQ(b, 0);  // handed over zeroed
+                              std::fill(dst.begin(), dst.end(), uint8_t(0x30 + i));
+                              return ok_status();
+                            }};
+  }
+  auto rep = write_model(m, dir.file("m.onnx"), opt, nullptr);
+  ASSERT_TRUE(rep.ok()) << rep.status().to_string();
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(rep->payloads_external, 2u);
+  auto model = Model::load(dir.file("m.onnx"));
+  ASSERT_TRUE(model.ok());
+  for (int i = 0; i < 2; ++i) {
+    auto span = (*model)->resolve_external(
+        (*model)->proto().compiled_tensors(i).value().external_data(), "p");
+    ASSERT_TRUE(span.ok());
+    EXPECT_EQ(span->offset % 4096, 0u);
+    ASSERT_EQ(span->length, uint64_t(5000 + i));
+    EXPECT_EQ(span->bytes()[4999], 0x30 + i);
+  }
+
+  auto m2 = testing::make_mlp(8, 8, 8, 3);
+  m2.add_compiled_tensors()->set_source_name("W1");
+  WriteOptions bad;
+  bad.lazy_payloads[0] = {16, [](std::span<uint8_t>) { return data_loss("source went away"); }};
+  auto failed = write_model(m2, dir.file("bad.onnx"), bad, nullptr);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().message(), "compiled_tensors[0].value: source went away");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("bad.onnx")));
 }
 
 }  // namespace
