@@ -213,10 +213,18 @@ int cmd_explain(int argc, char** argv) {
     }
     text += line;
     if (!r.is_hit()) text += "    " + r.detail + "\n";
+    if (req.formats.empty()) {
+      text += "    (kernel level " + std::string(device::isa_level_name(level)) +
+              ": the packed kernels need x86_64 with avx2, fma and f16c, or avx512f/bw/dq/vl)\n";
+    }
     for (const auto& c : r.candidates) {
       const std::string where = c.entry >= 0 ? "[" + std::to_string(c.entry) + "]" : "[cache]";
-      text += "    " + where + " " + (c.format.empty() ? "?" : c.format) + " v" + c.format_version +
-              " " + c.architecture + ": " + decision_of(c);
+      // Request-level misses (no acceptable format, fed input, ...) reject every
+      // candidate before it is examined: there is no format to show then.
+      text += "    " + where + " " +
+              (c.format.empty() ? std::string("not examined")
+                                : c.format + " v" + c.format_version + " " + c.architecture) +
+              ": " + decision_of(c);
       if (!c.chosen && !c.detail.empty() && c.detail != r.detail) text += " (" + c.detail + ")";
       text += "\n";
     }
