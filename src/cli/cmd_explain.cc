@@ -10,6 +10,7 @@
 #include "base/json.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/text.h"
 #include "device/device_match.h"
 #include "format/data_type.h"
 #include "format/model.h"
@@ -98,19 +99,6 @@ Json host_json(const device::HostDescription& h, const resolve::ResolverOptions&
   j["runtime"] = o.runtime_name;
   j["runtime_version"] = o.runtime_version;
   return j;
-}
-
-std::string human_bytes(uint64_t b) {
-  char buf[64];
-  if (b >= (uint64_t(1) << 30))
-    std::snprintf(buf, sizeof buf, "%.2f GiB", double(b) / double(1 << 30));
-  else if (b >= (uint64_t(1) << 20))
-    std::snprintf(buf, sizeof buf, "%.2f MiB", double(b) / double(1 << 20));
-  else if (b >= 1024)
-    std::snprintf(buf, sizeof buf, "%.2f KiB", double(b) / 1024.0);
-  else
-    std::snprintf(buf, sizeof buf, "%llu B", (unsigned long long)b);
-  return buf;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/struct_type_summary.h"
+#include "cli/text.h"
 #include "format/data_type.h"
 #include "format/model.h"
 #include "format/tensor_info.h"
@@ -33,19 +34,6 @@ Json value_infos_json(const google::protobuf::RepeatedPtrField<onnx::ValueInfoPr
     a.push_back(std::move(o));
   }
   return a;
-}
-
-std::string human_bytes(uint64_t b) {
-  char buf[64];
-  if (b >= (uint64_t(1) << 30))
-    std::snprintf(buf, sizeof buf, "%.2f GiB", double(b) / double(1 << 30));
-  else if (b >= (uint64_t(1) << 20))
-    std::snprintf(buf, sizeof buf, "%.2f MiB", double(b) / double(1 << 20));
-  else if (b >= 1024)
-    std::snprintf(buf, sizeof buf, "%.2f KiB", double(b) / 1024.0);
-  else
-    std::snprintf(buf, sizeof buf, "%llu B", (unsigned long long)b);
-  return buf;
 }
 
 Json build(const format::Model& model) {
