@@ -1,5 +1,6 @@
 #include "runtime/generate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -32,8 +33,8 @@ class Builder {
   onnx::ModelProto& model() { return m_; }
   onnx::GraphProto* graph() { return g_; }
 
-  // Uniform in [-scale, scale).
-  std::string weight(const std::string& name, std::vector<int64_t> dims, float scale) {
+  // A FLOAT initializer of `dims` with zeroed raw data; returns its elements.
+  float* add_float(const std::string& name, const std::vector<int64_t>& dims, int64_t* count) {
     auto* t = g_->add_initializer();
     t->set_name(name);
     t->set_data_type(onnx::TensorProto::FLOAT);
@@ -43,8 +44,15 @@ class Builder {
       n *= d;
     }
     std::string* raw = t->mutable_raw_data();
-    raw->resize(size_t(n) * 4);
-    float* p = reinterpret_cast<float*>(raw->data());
+    raw->assign(size_t(n) * 4, '\0');
+    *count = n;
+    return reinterpret_cast<float*>(raw->data());
+  }
+
+  // Uniform in [-scale, scale).
+  std::string weight(const std::string& name, std::vector<int64_t> dims, float scale) {
+    int64_t n = 0;
+    float* p = add_float(name, dims, &n);
     for (int64_t i = 0; i + 1 < n; i += 2) {
       uint64_t r = rng_.next();
       p[i] = (float(uint32_t(r) >> 8) * (1.0f / 8388608.0f) - 1.0f) * scale;
@@ -54,16 +62,9 @@ class Builder {
     return name;
   }
   std::string filled(const std::string& name, std::vector<int64_t> dims, float value) {
-    auto* t = g_->add_initializer();
-    t->set_name(name);
-    t->set_data_type(onnx::TensorProto::FLOAT);
-    int64_t n = 1;
-    for (auto d : dims) {
-      t->add_dims(d);
-      n *= d;
-    }
-    std::vector<float> v(size_t(n), value);
-    t->set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4));
+    int64_t n = 0;
+    float* p = add_float(name, dims, &n);
+    std::fill(p, p + n, value);
     return name;
   }
   std::string ints(const std::string& name, std::vector<int64_t> values, bool scalar = false) {

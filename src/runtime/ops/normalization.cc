@@ -118,22 +118,10 @@ Result<std::unique_ptr<Kernel>> build_layer_norm(BuildContext& ctx) {
   for (int64_t i = axis; i < rank; ++i) stat_shape[size_t(i)] = 1;
   if (ctx.output_count() > 1) ctx.set_output(1, kFloat, stat_shape);
   if (ctx.output_count() > 2) ctx.set_output(2, kFloat, stat_shape);
-  if (scale_full && bias_full) {  // vectorised rows (vec_math.h)
-    const vec::LayerNormFn fn = vec::host_vec_kernels().layer_norm_rows;
-    return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
-      const float* in = static_cast<const float*>(io.in[0]);
-      const float* sc = static_cast<const float*>(io.in[1]);
-      const float* bi = has_bias ? static_cast<const float*>(io.in[2]) : nullptr;
-      float* out = static_cast<float*>(io.out[0]);
-      float* mean_out = io.out.size() > 1 ? static_cast<float*>(io.out[1]) : nullptr;
-      float* inv_out = io.out.size() > 2 ? static_cast<float*>(io.out[2]) : nullptr;
-      parallel_range(io.pool, outer, std::max<int64_t>(1, 8192 / std::max<int64_t>(len, 1)),
-                     [&](int64_t r0, int64_t r1) {
-                       fn(in + r0 * len, sc, bi, out + r0 * len, mean_out ? mean_out + r0 : nullptr,
-                          inv_out ? inv_out + r0 : nullptr, size_t(r1 - r0), size_t(len), eps);
-                     });
-    }));
-  }
+  // Full-length scale and bias: vectorised rows (vec_math.h); otherwise the
+  // scalar loop with broadcast indices.
+  const vec::LayerNormFn fn =
+      scale_full && bias_full ? vec::host_vec_kernels().layer_norm_rows : nullptr;
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
     const float* in = static_cast<const float*>(io.in[0]);
     const float* sc = static_cast<const float*>(io.in[1]);
@@ -143,6 +131,11 @@ Result<std::unique_ptr<Kernel>> build_layer_norm(BuildContext& ctx) {
     float* inv_out = io.out.size() > 2 ? static_cast<float*>(io.out[2]) : nullptr;
     parallel_range(io.pool, outer, std::max<int64_t>(1, 8192 / std::max<int64_t>(len, 1)),
                    [&](int64_t r0, int64_t r1) {
+                     if (fn != nullptr) {
+                       fn(in + r0 * len, sc, bi, out + r0 * len, mean_out ? mean_out + r0 : nullptr,
+                          inv_out ? inv_out + r0 : nullptr, size_t(r1 - r0), size_t(len), eps);
+                       return;
+                     }
                      for (int64_t r = r0; r < r1; ++r) {
                        const float* xr = in + r * len;
                        float* yr = out + r * len;
@@ -157,18 +150,11 @@ Result<std::unique_ptr<Kernel>> build_layer_norm(BuildContext& ctx) {
                        float inv = float(1.0 / std::sqrt(var / double(len) + double(eps)));
                        if (mean_out) mean_out[r] = mean;
                        if (inv_out) inv_out[r] = inv;
-                       if (scale_full && bias_full) {
-                         for (int64_t j = 0; j < len; ++j) {
-                           float v = (xr[j] - mean) * inv * sc[j];
-                           yr[j] = bi ? v + bi[j] : v;
-                         }
-                       } else {
-                         for (int64_t j = 0; j < len; ++j) {
-                           float s = scale_full ? sc[j] : sc[sidx[size_t(j)]];
-                           float v = (xr[j] - mean) * inv * s;
-                           if (bi) v += bias_full ? bi[j] : bi[bidx[size_t(j)]];
-                           yr[j] = v;
-                         }
+                       for (int64_t j = 0; j < len; ++j) {
+                         float s = scale_full ? sc[j] : sc[sidx[size_t(j)]];
+                         float v = (xr[j] - mean) * inv * s;
+                         if (bi) v += bias_full ? bi[j] : bi[bidx[size_t(j)]];
+                         yr[j] = v;
                        }
                      }
                    });
