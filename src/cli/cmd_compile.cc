@@ -25,6 +25,7 @@
 #include "format/model.h"
 #include "format/model_writer.h"
 #include "pack/format_list.h"
+#include "pack/gemm_b_weights.h"
 #include "resolve/memo_store.h"
 
 namespace onnx_prepack::cli {
@@ -98,29 +99,12 @@ int lift_constants(onnx::ModelProto& m) {
   return lifted;
 }
 
+// The weights pack::gemm_b_weights lists, except those a fed graph input could
+// override or whose name is ambiguous: entries for them could never hit.
 std::vector<Job> eligible(const format::Model& model) {
-  const auto& g = model.proto().graph();
-  std::set<std::string> inputs;
-  for (const auto& i : g.input()) inputs.insert(i.name());
   std::vector<Job> jobs;
-  std::set<std::pair<std::string, int>> seen;
-  for (const auto& node : g.node()) {
-    if (!node.domain().empty() && node.domain() != "ai.onnx") continue;
-    const bool matmul = node.op_type() == "MatMul", gemm = node.op_type() == "Gemm";
-    if ((!matmul && !gemm) || node.input_size() < 2) continue;
-    const std::string& b = node.input(1);
-    if (inputs.count(b) || model.count_initializers(b) != 1) continue;
-    const onnx::TensorProto* t = model.find_initializer(b);
-    if (t->dims_size() != 2) continue;
-    if (t->data_type() != onnx::TensorProto::FLOAT && t->data_type() != onnx::TensorProto::FLOAT16)
-      continue;
-    PackSourceLayout layout = PackSourceLayout::kKN;
-    if (gemm) {
-      for (const auto& a : node.attribute()) {
-        if (a.name() == "transB" && a.i() != 0) layout = PackSourceLayout::kNK;
-      }
-    }
-    if (seen.insert({b, int(layout)}).second) jobs.push_back({b, layout});
+  for (const pack::GemmBWeight& w : pack::gemm_b_weights(model)) {
+    if (!w.graph_input && w.initializers == 1) jobs.push_back({w.name, w.layout});
   }
   return jobs;
 }

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
-#include <set>
 
 #include "base/json.h"
 #include "cli/args.h"
@@ -16,47 +15,13 @@
 #include "format/model.h"
 #include "format/tensor_info.h"
 #include "pack/format_list.h"
+#include "pack/gemm_b_weights.h"
 #include "resolve/resolver.h"
 
 namespace onnx_prepack::cli {
 namespace {
 
 using base::Json;
-
-struct Weight {
-  std::string name;
-  std::string consumer;  // first consuming node
-  kernels::PackSourceLayout layout = kernels::PackSourceLayout::kKN;
-  int32_t data_type = 0;
-};
-
-// Constant B operands of top-level MatMul/Gemm nodes, in node order, one per
-// (name, layout). 2-D FLOAT or FLOAT16 initializers only: what the pack layer packs.
-std::vector<Weight> eligible_weights(const format::Model& model) {
-  std::vector<Weight> out;
-  std::set<std::pair<std::string, int>> seen;
-  for (const onnx::NodeProto& n : model.proto().graph().node()) {
-    const bool matmul = n.op_type() == "MatMul";
-    const bool gemm = n.op_type() == "Gemm";
-    if (!(matmul || gemm) || !(n.domain().empty() || n.domain() == "ai.onnx")) continue;
-    if (n.input_size() < 2) continue;
-    const onnx::TensorProto* t = model.find_initializer(n.input(1));
-    if (t == nullptr || t->dims_size() != 2) continue;
-    if (t->data_type() != onnx::TensorProto::FLOAT &&
-        t->data_type() != onnx::TensorProto::FLOAT16) {
-      continue;
-    }
-    kernels::PackSourceLayout layout = kernels::PackSourceLayout::kKN;
-    if (gemm) {
-      for (const onnx::AttributeProto& a : n.attribute()) {
-        if (a.name() == "transB" && a.i() != 0) layout = kernels::PackSourceLayout::kNK;
-      }
-    }
-    if (!seen.insert({n.input(1), static_cast<int>(layout)}).second) continue;
-    out.push_back({n.input(1), n.name().empty() ? n.op_type() : n.name(), layout, t->data_type()});
-  }
-  return out;
-}
 
 device::IsaLevel level_of(const device::HostDescription& h) {
   using device::Feature;
@@ -152,12 +117,12 @@ int cmd_explain(int argc, char** argv) {
 
   const device::IsaLevel level = level_of(host);
   resolve::Resolver resolver(model, host, opts);
-  const std::vector<Weight> weights = eligible_weights(model);
+  const std::vector<pack::GemmBWeight> weights = pack::gemm_b_weights(model);
 
   Json jweights = Json::array();
   std::string text;
   char line[512];
-  for (const Weight& w : weights) {
+  for (const pack::GemmBWeight& w : weights) {
     resolve::PackRequest req;
     req.source_name = w.name;
     req.formats = pack::gemm_b_acceptable_formats(w.layout, w.data_type, level);
