@@ -123,26 +123,34 @@ namespace {
 
 std::vector<OpEntry> all_ops() {
   std::vector<OpEntry> v;
+  // Earlier lists win when two families register the same operator.
   for (auto list :
-       {elementwise_ops(), matmul_ops(), normalization_ops(), shape_ops(), data_movement_ops()}) {
+       {elementwise_ops(), matmul_ops(), normalization_ops(), shape_ops(), data_movement_ops(),
+        conv_ops(), math_ops(), tensor_ops(), control_ops(), quant_ops()}) {
     v.insert(v.end(), list.begin(), list.end());
   }
   return v;
 }
 
+std::string_view canonical_domain(std::string_view d) { return d == "ai.onnx" ? "" : d; }
+
 }  // namespace
 
-const OpEntry* find_op(std::string_view op_type) {
+const OpEntry* find_op(std::string_view domain, std::string_view op_type) {
   static const std::vector<OpEntry> ops = all_ops();
+  domain = canonical_domain(domain);
   for (const auto& e : ops) {
-    if (op_type == e.op_type) return &e;
+    if (op_type == e.op_type && domain == canonical_domain(e.domain)) return &e;
   }
   return nullptr;
 }
 
 std::vector<std::string> supported_ops() {
   std::vector<std::string> names;
-  for (const auto& e : all_ops()) names.push_back(e.op_type);
+  for (const auto& e : all_ops()) {
+    std::string_view d = canonical_domain(e.domain);
+    names.push_back(d.empty() ? std::string(e.op_type) : std::string(d) + "::" + e.op_type);
+  }
   std::sort(names.begin(), names.end());
   return names;
 }

@@ -149,10 +149,14 @@ using OpBuilder = Result<std::unique_ptr<Kernel>> (*)(BuildContext& ctx);
 struct OpEntry {
   const char* op_type;
   OpBuilder build;
+  const char* domain = "";  // "" is the default ONNX domain; e.g. "com.microsoft"
 };
 
-// The registry: every supported operator of the default domain.
-const OpEntry* find_op(std::string_view op_type);
+// The registry: every supported operator. `domain` "" and "ai.onnx" are the
+// default domain.
+const OpEntry* find_op(std::string_view domain, std::string_view op_type);
+inline const OpEntry* find_op(std::string_view op_type) { return find_op("", op_type); }
+// Sorted names; operators of other domains as "domain::Op".
 std::vector<std::string> supported_ops();
 
 // Per-family registration lists (ops/<family>.cc).
@@ -161,6 +165,12 @@ std::span<const OpEntry> matmul_ops();
 std::span<const OpEntry> normalization_ops();
 std::span<const OpEntry> shape_ops();
 std::span<const OpEntry> data_movement_ops();
+// Families with a folder of their own (ops/<family>/registry.cc).
+std::span<const OpEntry> conv_ops();     // convolution, pooling, normalization of images
+std::span<const OpEntry> math_ops();     // elementwise math, activations, casts, reductions
+std::span<const OpEntry> tensor_ops();   // indexing, resizing, padding, reshaping
+std::span<const OpEntry> control_ops();  // If, Loop, Scan, RNN, GRU, LSTM
+std::span<const OpEntry> quant_ops();    // quantized operators (default and com.microsoft)
 
 // Numpy-style broadcast of two shapes.
 Result<Shape> broadcast_shapes(const Shape& a, const Shape& b);

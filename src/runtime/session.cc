@@ -66,10 +66,9 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const format::M
   // Every unsupported operator, named once, before anything runs.
   std::set<std::string> unsupported;
   for (const auto& n : g.node()) {
-    if (!is_default_domain(n.domain())) {
-      unsupported.insert(n.domain() + "::" + n.op_type());
-    } else if (find_op(n.op_type()) == nullptr) {
-      unsupported.insert(n.op_type());
+    if (find_op(n.domain(), n.op_type()) == nullptr) {
+      unsupported.insert(is_default_domain(n.domain()) ? n.op_type()
+                                                       : n.domain() + "::" + n.op_type());
     }
   }
   if (!unsupported.empty()) {
@@ -294,7 +293,7 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
       }
       descs.push_back(&local.back());
     }
-    const OpEntry* op = find_op(node.op_type());
+    const OpEntry* op = find_op(node.domain(), node.op_type());
     BuildContext ctx(node, opset_, descs, options_.weights);
     auto built = op->build(ctx);
     if (!built.ok()) return built.status();
