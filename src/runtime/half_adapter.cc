@@ -97,8 +97,7 @@ class HalfKernel final : public Kernel {
     size_t at = 0;
     for (const Slot& s : ins_) {
       if (in[size_t(s.index)] == nullptr) continue;
-      widen(s.dtype, static_cast<const uint16_t*>(in[size_t(s.index)]), buf + at, s.count,
-            io.pool);
+      widen(s.dtype, static_cast<const uint16_t*>(in[size_t(s.index)]), buf + at, s.count, io.pool);
       in[size_t(s.index)] = buf + at;
       at += size_t(s.count);
     }
@@ -198,9 +197,8 @@ Result<std::unique_ptr<Kernel>> build_node(const OpEntry& op, BuildContext& ctx)
     if (dt == half) outs.push_back({o, half, shape_numel(out.shape)});
   }
   if (*built == nullptr) return std::unique_ptr<Kernel>();
-  return std::unique_ptr<Kernel>(new HalfKernel(std::move(*built), std::move(ins),
-                                                std::move(outs), std::move(widened),
-                                                std::move(constant_ptrs)));
+  return std::unique_ptr<Kernel>(new HalfKernel(std::move(*built), std::move(ins), std::move(outs),
+                                                std::move(widened), std::move(constant_ptrs)));
 }
 
 }  // namespace onnx_prepack::runtime

@@ -62,8 +62,8 @@ __m256 act(__m256 x, __m256 p0, __m256 p1) {
     return _mm256_blendv_ps(y, _mm256_add_ps(x, x), nan);
   }
   if constexpr (op == kActSigmoid) {
-    const __m256 ax =
-        _mm256_castsi256_ps(_mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff)));
+    const __m256 ax = _mm256_castsi256_ps(
+        _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff)));
     const __m256 e = exp_core(_mm256_sub_ps(zero, ax));
     const __m256 inv = _mm256_div_ps(one, _mm256_add_ps(one, e));
     const __m256 pos = _mm256_cmp_ps(x, zero, _CMP_GE_OQ);

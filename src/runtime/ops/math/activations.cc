@@ -93,8 +93,7 @@ Result<std::unique_ptr<Kernel>> build_celu(BuildContext& ctx) {
 
 Result<std::unique_ptr<Kernel>> build_thresholded_relu(BuildContext& ctx) {
   float alpha = ctx.attr_float("alpha", 1.0f);
-  return activation(ctx,
-                    [alpha](auto x) -> decltype(x) { return x > decltype(x)(alpha) ? x : 0; });
+  return activation(ctx, [alpha](auto x) -> decltype(x) { return x > decltype(x)(alpha) ? x : 0; });
 }
 
 // log(1 + e^x) without overflow.

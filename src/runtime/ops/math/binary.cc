@@ -111,14 +111,14 @@ Result<std::unique_ptr<Kernel>> build_bit_shift(BuildContext& ctx) {
   bool left = dir == "LEFT";
   std::unique_ptr<Kernel> k;
   bool ok = is_unsigned_int(s.dtype) && dispatch_numeric(s.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_unsigned_v<T>) {
-      k = binary_kernel<T, T>(s.plan, [left](T a, T b) {
-        if (b >= T(sizeof(T) * 8)) return T(0);  // shifted out entirely
-        return left ? T(a << b) : T(a >> b);
-      });
-    }
-  });
+              using T = typename decltype(tag)::type;
+              if constexpr (std::is_unsigned_v<T>) {
+                k = binary_kernel<T, T>(s.plan, [left](T a, T b) {
+                  if (b >= T(sizeof(T) * 8)) return T(0);  // shifted out entirely
+                  return left ? T(a << b) : T(a >> b);
+                });
+              }
+            });
   if (!ok) return unsupported_type(ctx, s.dtype);
   return k;
 }
@@ -181,7 +181,8 @@ Result<std::unique_ptr<Kernel>> build_variadic(BuildContext& ctx) {
   ctx.set_output(0, dt, out);
   // Input 0 is broadcast into the output, then each other input folded in.
   std::vector<BroadcastPlan> plans;
-  for (int i = 0; i < count; ++i) plans.push_back(make_broadcast_plan({out, ctx.input(i).shape}, out));
+  for (int i = 0; i < count; ++i)
+    plans.push_back(make_broadcast_plan({out, ctx.input(i).shape}, out));
   int64_t total = shape_numel(out);
   std::unique_ptr<Kernel> k;
   if (!dispatch_numeric(dt, [&](auto tag) {

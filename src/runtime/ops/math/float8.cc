@@ -10,8 +10,8 @@ namespace {
 
 struct Format {
   int exp_bits, man_bits, bias;
-  bool fnuz;     // no -0, NaN is 0x80
-  bool has_inf;  // E5M2 only
+  bool fnuz;         // no -0, NaN is 0x80
+  bool has_inf;      // E5M2 only
   uint8_t max_code;  // largest finite magnitude
 };
 

@@ -180,8 +180,8 @@ Result<std::unique_ptr<Kernel>> build_reduce(BuildContext& ctx) {
     k = reduce_kernel<r, T>(plan);
   });
   bool needs_float = r == Red::kMean || r == Red::kL2 || r == Red::kLogSum || r == Red::kLogSumExp;
-  if (!ok || (needs_float && !is_float_type(x->dtype) && x->dtype != kInt32 &&
-              x->dtype != kInt64 && x->dtype != kUint32 && x->dtype != kUint64))
+  if (!ok || (needs_float && !is_float_type(x->dtype) && x->dtype != kInt32 && x->dtype != kInt64 &&
+              x->dtype != kUint32 && x->dtype != kUint64))
     return unsupported_type(ctx, x->dtype);
   return k;
 }
@@ -207,7 +207,8 @@ template <bool is_max>
 Result<std::unique_ptr<Kernel>> build_arg(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
   int64_t rank = int64_t(x->shape.size());
-  OP_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis", 0), std::max<int64_t>(rank, 1), ctx));
+  OP_ASSIGN_OR_RETURN(int64_t axis,
+                      normalize_axis(ctx.attr_int("axis", 0), std::max<int64_t>(rank, 1), ctx));
   bool keepdims = ctx.attr_int("keepdims", 1) != 0;
   bool last = ctx.attr_int("select_last_index", 0) != 0;
   Shape out = x->shape;

@@ -42,7 +42,7 @@ Result<std::unique_ptr<Kernel>> numeric_unary(BuildContext& ctx, F f, bool signe
   return k;
 }
 
-#define OP_FLOAT_UNARY(Name, expr)                                        \
+#define OP_FLOAT_UNARY(Name, expr)                                       \
   Result<std::unique_ptr<Kernel>> build_##Name(BuildContext& ctx) {      \
     return float_unary(ctx, [](auto x) -> decltype(x) { return expr; }); \
   }
@@ -143,8 +143,8 @@ Result<std::unique_ptr<Kernel>> build_isinf(BuildContext& ctx) {
   std::unique_ptr<Kernel> k;
   if (!dispatch_float(x->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
-        k = map_kernel<T, bool>(
-            n, [neg, pos](T v) { return std::isinf(v) && (v > 0 ? pos : neg); });
+        k = map_kernel<T, bool>(n,
+                                [neg, pos](T v) { return std::isinf(v) && (v > 0 ? pos : neg); });
       }))
     return unsupported_type(ctx, x->dtype);
   return k;
@@ -171,30 +171,14 @@ Result<std::unique_ptr<Kernel>> build_bitwise_not(BuildContext& ctx) {
 }
 
 constexpr OpEntry kOps[] = {
-    {"Abs", build_abs},
-    {"Neg", build_neg},
-    {"Sign", build_sign},
-    {"Exp", build_exp},
-    {"Log", build_log},
-    {"Reciprocal", build_reciprocal},
-    {"Floor", build_floor},
-    {"Ceil", build_ceil},
-    {"Round", build_round},
-    {"Sin", build_sin},
-    {"Cos", build_cos},
-    {"Tan", build_tan},
-    {"Asin", build_asin},
-    {"Acos", build_acos},
-    {"Atan", build_atan},
-    {"Sinh", build_sinh},
-    {"Cosh", build_cosh},
-    {"Asinh", build_asinh},
-    {"Acosh", build_acosh},
-    {"Atanh", build_atanh},
-    {"IsNaN", build_isnan},
-    {"IsInf", build_isinf},
-    {"Not", build_not},
-    {"BitwiseNot", build_bitwise_not},
+    {"Abs", build_abs},     {"Neg", build_neg},     {"Sign", build_sign},
+    {"Exp", build_exp},     {"Log", build_log},     {"Reciprocal", build_reciprocal},
+    {"Floor", build_floor}, {"Ceil", build_ceil},   {"Round", build_round},
+    {"Sin", build_sin},     {"Cos", build_cos},     {"Tan", build_tan},
+    {"Asin", build_asin},   {"Acos", build_acos},   {"Atan", build_atan},
+    {"Sinh", build_sinh},   {"Cosh", build_cosh},   {"Asinh", build_asinh},
+    {"Acosh", build_acosh}, {"Atanh", build_atanh}, {"IsNaN", build_isnan},
+    {"IsInf", build_isinf}, {"Not", build_not},     {"BitwiseNot", build_bitwise_not},
 };
 
 }  // namespace
