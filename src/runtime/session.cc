@@ -7,6 +7,7 @@
 #include <set>
 
 #include "runtime/constants.h"
+#include "runtime/half_adapter.h"
 
 namespace onnx_prepack::runtime {
 
@@ -57,9 +58,9 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const format::M
     if (is_default_domain(o.domain())) opset = int(o.version());
   }
   if (opset < 0) return invalid_argument("model: no opset_import for the default domain");
-  if (opset < 9 || opset > 21) {
+  if (opset < 7 || opset > 21) {
     return unimplemented("model: default-domain opset " + std::to_string(opset) +
-                         " is not supported (9 to 21; 13 to 21 is the target range)");
+                         " is not supported (7 to 21)");
   }
   s->opset_ = opset;
 
@@ -295,7 +296,7 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
     }
     const OpEntry* op = find_op(node.domain(), node.op_type());
     BuildContext ctx(node, opset_, descs, options_.weights);
-    auto built = op->build(ctx);
+    auto built = build_node(*op, ctx);  // half_adapter.h: 16-bit floats through float
     if (!built.ok()) return built.status();
     std::unique_ptr<Kernel> kernel = std::move(*built);
 

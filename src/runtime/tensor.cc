@@ -14,6 +14,10 @@ size_t dtype_size(int32_t dtype) {
     case kUint8:
     case kInt8:
     case kBool:
+    case kFloat8E4M3FN:
+    case kFloat8E4M3FNUZ:
+    case kFloat8E5M2:
+    case kFloat8E5M2FNUZ:
       return 1;
     case kUint16:
     case kInt16:
@@ -59,6 +63,14 @@ std::string dtype_name(int32_t dtype) {
       return "uint64";
     case kBfloat16:
       return "bfloat16";
+    case kFloat8E4M3FN:
+      return "float8e4m3fn";
+    case kFloat8E4M3FNUZ:
+      return "float8e4m3fnuz";
+    case kFloat8E5M2:
+      return "float8e5m2";
+    case kFloat8E5M2FNUZ:
+      return "float8e5m2fnuz";
     default:
       return "type " + std::to_string(dtype);
   }

@@ -33,6 +33,11 @@ enum DType : int32_t {
   kUint32 = 12,
   kUint64 = 13,
   kBfloat16 = 16,
+  // 8-bit floats (opset 19): held and cast, computed with only through Cast.
+  kFloat8E4M3FN = 17,
+  kFloat8E4M3FNUZ = 18,
+  kFloat8E5M2 = 19,
+  kFloat8E5M2FNUZ = 20,
 };
 
 // Bytes per element, 0 for types the runtime does not hold (string, sub-byte, ...).

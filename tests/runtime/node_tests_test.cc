@@ -33,6 +33,14 @@ const std::set<std::string> kRefused = {
     // nearest even like ONNX Runtime and later onnx releases.
     "test_cast_FLOAT_to_BFLOAT16",  // optional type
     "test_identity_sequence",       // sequence type
+    // Same 'like' feed as the expanded forms above; string tensors.
+    "test_castlike_BFLOAT16_to_FLOAT", "test_castlike_FLOAT_to_BFLOAT16",
+    "test_castlike_FLOAT_to_STRING", "test_castlike_STRING_to_FLOAT",
+    // Default-domain opsets before 7 are refused (docs/runtime.md).
+    "test_elu", "test_elu_default", "test_elu_example", "test_hardsigmoid",
+    "test_hardsigmoid_default", "test_hardsigmoid_example", "test_not_2d", "test_not_3d",
+    "test_not_4d", "test_reduce_log_sum", "test_selu", "test_selu_default", "test_selu_example",
+    "test_softplus", "test_softplus_example", "test_softsign", "test_softsign_example",
 };
 
 std::string slurp(const fs::path& p) {
@@ -189,7 +197,7 @@ TEST(NodeTests, EverySupportedOperatorCasePasses) {
   for (const auto& o : ops_covered) covered += o + " ";
   std::cout << "[node tests] passed " << passed << ", refused as listed " << refused
             << "; operators covered: " << covered << "\n";
-  EXPECT_GE(passed, 175);
+  EXPECT_GE(passed, 478);
 }
 
 }  // namespace

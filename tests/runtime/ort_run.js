@@ -3,7 +3,9 @@
 // writes each output as OUT_DIR/<name>.npy (name sanitised like `onnx-prepack
 // run --output-dir`). The reference for tests/runtime/ort_agreement_test.cc.
 //
-// usage: node ort_run.js MODEL OUT_DIR NAME=FILE.npy... [--threads N]
+// usage: node ort_run.js MODEL OUT_DIR NAME=FILE.npy... [--threads N] [--no-fusion]
+// --no-fusion: basic graph optimisations only (no operator fusion), so that
+// 16-bit graphs round at every operator boundary as written.
 // ORT_NODE_MODULES (env) overrides the node_modules holding onnxruntime-node
 // (default: tools/peers/node_modules of this repository).
 'use strict';
@@ -17,7 +19,7 @@ const ort = require(path.join(modules, 'onnxruntime-node'));
 const kTypes = {
   '<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array],
   '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array], '|b1': ['bool', Uint8Array],
-  '|u1': ['uint8', Uint8Array], '|i1': ['int8', Int8Array],
+  '|u1': ['uint8', Uint8Array], '|i1': ['int8', Int8Array], '<f2': ['float16', Uint16Array],
 };
 
 function readNpy(file) {
@@ -40,7 +42,7 @@ function readNpy(file) {
 
 function writeNpy(file, tensor) {
   const descr = {float32: '<f4', float64: '<f8', int64: '<i8', int32: '<i4', bool: '|b1',
-                 uint8: '|u1', int8: '|i1'}[tensor.type];
+                 uint8: '|u1', int8: '|i1', float16: '<f2'}[tensor.type];
   const dims = tensor.dims.map(String);
   const shape = '(' + dims.join(', ') + (dims.length === 1 ? ',' : '') + ')';
   let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${shape}, }`;
@@ -58,9 +60,11 @@ function writeNpy(file, tensor) {
 async function main() {
   const argv = process.argv.slice(2);
   let threads = 1;
+  let optLevel = 'all';
   const pos = [];
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--threads') threads = Number(argv[++i]);
+    else if (argv[i] === '--no-fusion') optLevel = 'disabled';  // keeps each op's own rounding
     else pos.push(argv[i]);
   }
   if (pos.length < 2) throw new Error('usage: node ort_run.js MODEL OUT_DIR NAME=FILE.npy...');
@@ -72,6 +76,7 @@ async function main() {
   }
   const session = await ort.InferenceSession.create(model, {
     executionProviders: ['cpu'], intraOpNumThreads: threads, interOpNumThreads: 1,
+    graphOptimizationLevel: optLevel,
   });
   const out = await session.run(feeds);
   fs.mkdirSync(outDir, {recursive: true});

@@ -1,5 +1,5 @@
-// Softmax, LayerNormalization and ReduceMean (the pieces of a decomposed
-// LayerNorm).
+// Softmax and LayerNormalization (ReduceMean, with the other reductions, is in
+// ops/math/reduce.cc).
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -161,89 +161,9 @@ Result<std::unique_ptr<Kernel>> build_layer_norm(BuildContext& ctx) {
   }));
 }
 
-Result<std::unique_ptr<Kernel>> build_reduce_mean(BuildContext& ctx) {
-  OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
-  if (x->dtype != kFloat && x->dtype != kDouble) {
-    return ctx.error("type " + dtype_name(x->dtype) + " is not supported");
-  }
-  int64_t rank = int64_t(x->shape.size());
-  bool keepdims = ctx.attr_int("keepdims", 1) != 0;
-  std::vector<int64_t> axes;
-  bool noop = false;
-  if (ctx.has_input(1)) {  // opset 18
-    OP_ASSIGN_OR_RETURN(axes, ctx.const_ints(1, "axes"));
-  } else if (auto a = ctx.attr_ints("axes")) {
-    axes = *a;
-  }
-  if (axes.empty() && ctx.attr_int("noop_with_empty_axes", 0) != 0) noop = true;
-  std::vector<bool> reduce(size_t(rank), axes.empty() && !noop);
-  for (int64_t a : axes) {
-    OP_ASSIGN_OR_RETURN(int64_t n, normalize_axis(a, rank, ctx));
-    reduce[size_t(n)] = true;
-  }
-  Shape out_keep = x->shape, out;
-  for (int64_t i = 0; i < rank; ++i) {
-    if (reduce[size_t(i)])
-      out_keep[size_t(i)] = 1;
-    else
-      out.push_back(x->shape[size_t(i)]);
-  }
-  ctx.set_output(0, x->dtype, keepdims ? out_keep : out);
-  int64_t count = 1;
-  for (int64_t i = 0; i < rank; ++i) {
-    if (reduce[size_t(i)]) count *= x->shape[size_t(i)];
-  }
-  // Trailing contiguous reduction: [outer, len].
-  int64_t first = rank;
-  while (first > 0 && reduce[size_t(first - 1)]) --first;
-  bool trailing = true;
-  for (int64_t i = 0; i < first; ++i) {
-    if (reduce[size_t(i)]) trailing = false;
-  }
-  int64_t total = shape_numel(x->shape), outn = shape_numel(out_keep);
-  auto ostr = broadcast_strides(out_keep, x->shape);
-  Shape xs = x->shape;
-  std::unique_ptr<Kernel> k;
-  auto make = [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    k = std::make_unique<FnKernel>([=](const KernelIO& io) {
-      const T* in = static_cast<const T*>(io.in[0]);
-      T* o = static_cast<T*>(io.out[0]);
-      if (trailing && outn > 0) {
-        int64_t len = total / outn;
-        for (int64_t r = 0; r < outn; ++r) {
-          double s = 0.0;
-          for (int64_t j = 0; j < len; ++j) s += double(in[r * len + j]);
-          o[r] = T(count ? s / double(count) : NAN);
-        }
-        return;
-      }
-      std::vector<double> acc(size_t(outn), 0.0);
-      std::vector<int64_t> idx(xs.size(), 0);
-      int64_t oi = 0;
-      for (int64_t e = 0; e < total; ++e) {
-        acc[size_t(oi)] += double(in[e]);
-        for (size_t d = xs.size(); d-- > 0;) {  // odometer
-          oi += ostr[d];
-          if (++idx[d] < xs[d]) break;
-          oi -= ostr[d] * xs[d];
-          idx[d] = 0;
-        }
-      }
-      for (int64_t r = 0; r < outn; ++r) o[r] = T(count ? acc[size_t(r)] / double(count) : NAN);
-    });
-  };
-  if (x->dtype == kFloat)
-    make(TypeTag<float>{});
-  else
-    make(TypeTag<double>{});
-  return k;
-}
-
 constexpr OpEntry kOps[] = {
     {"Softmax", build_softmax},
     {"LayerNormalization", build_layer_norm},
-    {"ReduceMean", build_reduce_mean},
 };
 
 }  // namespace

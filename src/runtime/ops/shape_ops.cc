@@ -1,6 +1,6 @@
 // Operators that change shapes or types: Reshape, Squeeze, Unsqueeze,
 // Identity (aliases, no kernel), Shape, Constant, ConstantOfShape (values known
-// at plan time), Expand and Cast.
+// at plan time) and Expand (Cast is in ops/math/cast.cc).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -228,78 +228,6 @@ Result<std::unique_ptr<Kernel>> build_expand(BuildContext& ctx) {
   return k;
 }
 
-// ---- Cast ----
-
-struct Half {
-  uint16_t v;
-};
-struct BF16 {
-  uint16_t v;
-};
-
-template <typename T>
-inline double to_double(T x) {
-  if constexpr (std::is_same_v<T, Half>)
-    return double(half_to_float(x.v));
-  else if constexpr (std::is_same_v<T, BF16>)
-    return double(bfloat16_to_float(x.v));
-  else
-    return double(x);
-}
-
-template <typename S, typename D>
-inline D convert(S s) {
-  if constexpr (std::is_same_v<S, Half> || std::is_same_v<S, BF16>) {
-    return convert<float, D>(float(to_double(s)));
-  } else if constexpr (std::is_same_v<D, Half>) {
-    return Half{float_to_half(float(s))};
-  } else if constexpr (std::is_same_v<D, BF16>) {
-    return BF16{float_to_bfloat16(float(s))};
-  } else if constexpr (std::is_same_v<D, bool>) {
-    return s != S(0);
-  } else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D>) {
-    if (std::isnan(s)) return D(0);
-    if (s <= S(std::numeric_limits<D>::lowest())) return std::numeric_limits<D>::lowest();
-    if (s >= S(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
-    return static_cast<D>(s);
-  } else {
-    return static_cast<D>(s);
-  }
-}
-
-template <typename Fn>
-bool dispatch_castable(int32_t dt, Fn&& fn) {
-  if (dt == kBool) return fn(TypeTag<bool>{}), true;
-  if (dt == kFloat16) return fn(TypeTag<Half>{}), true;
-  if (dt == kBfloat16) return fn(TypeTag<BF16>{}), true;
-  return dispatch_numeric(dt, fn);
-}
-
-Result<std::unique_ptr<Kernel>> build_cast(BuildContext& ctx) {
-  OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
-  int32_t to = int32_t(ctx.attr_int("to", 0));
-  ctx.set_output(0, to, x->shape);
-  int64_t n = shape_numel(x->shape);
-  std::unique_ptr<Kernel> k;
-  bool inner_ok = false;
-  bool ok = dispatch_castable(x->dtype, [&](auto stag) {
-    using S = typename decltype(stag)::type;
-    inner_ok = dispatch_castable(to, [&](auto dtag) {
-      using D = typename decltype(dtag)::type;
-      k = std::make_unique<FnKernel>([n](const KernelIO& io) {
-        const S* in = static_cast<const S*>(io.in[0]);
-        D* o = static_cast<D*>(io.out[0]);
-        for (int64_t i = 0; i < n; ++i) o[i] = convert<S, D>(in[i]);
-      });
-    });
-  });
-  if (!ok || !inner_ok || !k) {
-    return ctx.error("cast from " + dtype_name(x->dtype) + " to " + dtype_name(to) +
-                     " is not supported");
-  }
-  return k;
-}
-
 constexpr OpEntry kOps[] = {
     {"Reshape", build_reshape},
     {"Squeeze", build_squeeze},
@@ -309,7 +237,6 @@ constexpr OpEntry kOps[] = {
     {"Constant", build_constant},
     {"ConstantOfShape", build_constant_of_shape},
     {"Expand", build_expand},
-    {"Cast", build_cast},
 };
 
 }  // namespace

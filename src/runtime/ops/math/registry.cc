@@ -1,9 +1,23 @@
-// The math family's operator list (see kernel.h); each operator's builder lives
-// in a file of this folder.
+// The math family's operator list (see kernel.h): elementwise math,
+// activations, comparisons and logic, casts, reductions. Each file of this
+// folder contributes a list (common.h).
+#include <vector>
+
 #include "runtime/kernel.h"
+#include "runtime/ops/math/common.h"
 
 namespace onnx_prepack::runtime {
 
-std::span<const OpEntry> math_ops() { return {}; }
+std::span<const OpEntry> math_ops() {
+  static const std::vector<OpEntry> ops = [] {
+    std::vector<OpEntry> v;
+    for (auto list : {math::unary_ops(), math::activation_ops(), math::binary_ops(),
+                      math::reduce_ops(), math::softmax_ops(), math::cast_ops()}) {
+      v.insert(v.end(), list.begin(), list.end());
+    }
+    return v;
+  }();
+  return ops;
+}
 
 }  // namespace onnx_prepack::runtime

@@ -1,0 +1,204 @@
+#include "runtime/half_adapter.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "runtime/ops/dispatch.h"
+
+namespace onnx_prepack::runtime {
+namespace {
+
+bool is_half(int32_t dt) { return dt == kFloat16 || dt == kBfloat16; }
+
+void widen(int32_t dt, const uint16_t* in, float* out, int64_t n, base::ThreadPool* pool) {
+  parallel_range(pool, n, 16384, [&](int64_t b, int64_t e) {
+    if (dt == kFloat16) {
+      for (int64_t i = b; i < e; ++i) out[i] = half_to_float(in[i]);
+    } else {
+      for (int64_t i = b; i < e; ++i) out[i] = bfloat16_to_float(in[i]);
+    }
+  });
+}
+
+void narrow(int32_t dt, const float* in, uint16_t* out, int64_t n, base::ThreadPool* pool) {
+  parallel_range(pool, n, 16384, [&](int64_t b, int64_t e) {
+    if (dt == kFloat16) {
+      for (int64_t i = b; i < e; ++i) out[i] = float_to_half(in[i]);
+    } else {
+      for (int64_t i = b; i < e; ++i) out[i] = float_to_bfloat16(in[i]);
+    }
+  });
+}
+
+// Float scratch for this thread's adapted kernels, grown on demand and kept,
+// one buffer per nesting depth (a subgraph's kernels run inside a kernel);
+// separate from the session Workspace, which the wrapped kernel may use.
+class ScratchLease {
+ public:
+  explicit ScratchLease(size_t floats) {
+    if (buffers().size() <= depth()) buffers().push_back(std::make_unique<Buffer>());
+    Buffer& b = *buffers()[depth()++];
+    if (b.size < floats) {
+      std::free(b.data);
+      size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
+      b.data = static_cast<float*>(std::aligned_alloc(64, bytes));
+      b.size = b.data ? floats : 0;
+    }
+    data_ = b.data;
+  }
+  ~ScratchLease() { --depth(); }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  float* data() const { return data_; }
+
+ private:
+  struct Buffer {
+    float* data = nullptr;
+    size_t size = 0;
+    ~Buffer() { std::free(data); }
+  };
+  static std::vector<std::unique_ptr<Buffer>>& buffers() {
+    thread_local std::vector<std::unique_ptr<Buffer>> b;
+    return b;
+  }
+  static size_t& depth() {
+    thread_local size_t d = 0;
+    return d;
+  }
+  float* data_ = nullptr;
+};
+
+struct Slot {
+  int index;
+  int32_t dtype;  // the 16-bit type
+  int64_t count;
+};
+
+class HalfKernel final : public Kernel {
+ public:
+  HalfKernel(std::unique_ptr<Kernel> inner, std::vector<Slot> ins, std::vector<Slot> outs,
+             std::vector<HostTensor> widened_constants, std::vector<const void*> constant_ptrs)
+      : inner_(std::move(inner)),
+        ins_(std::move(ins)),
+        outs_(std::move(outs)),
+        keep_(std::move(widened_constants)),
+        constant_ptrs_(std::move(constant_ptrs)) {
+    for (const Slot& s : ins_) total_ += size_t(s.count);
+    for (const Slot& s : outs_) total_ += size_t(s.count);
+  }
+
+  void run(const KernelIO& io) const override {
+    ScratchLease lease(std::max<size_t>(total_, 1));
+    float* buf = lease.data();
+    if (buf == nullptr) return;  // allocation failure: outputs stay as they are
+    std::vector<void*> in(io.in.begin(), io.in.end()), out(io.out.begin(), io.out.end());
+    size_t at = 0;
+    for (const Slot& s : ins_) {
+      if (in[size_t(s.index)] == nullptr) continue;
+      widen(s.dtype, static_cast<const uint16_t*>(in[size_t(s.index)]), buf + at, s.count, io.pool);
+      in[size_t(s.index)] = buf + at;
+      at += size_t(s.count);
+    }
+    for (size_t i = 0; i < constant_ptrs_.size(); ++i) {
+      if (constant_ptrs_[i] != nullptr) in[i] = const_cast<void*>(constant_ptrs_[i]);
+    }
+    std::vector<float*> results;
+    for (const Slot& s : outs_) {
+      results.push_back(buf + at);
+      if (out[size_t(s.index)] != nullptr) out[size_t(s.index)] = buf + at;
+      at += size_t(s.count);
+    }
+    inner_->run(KernelIO{in, out, io.pool, io.workspace});
+    for (size_t i = 0; i < outs_.size(); ++i) {
+      const Slot& s = outs_[i];
+      if (io.out[size_t(s.index)] == nullptr) continue;
+      narrow(s.dtype, results[i], static_cast<uint16_t*>(io.out[size_t(s.index)]), s.count,
+             io.pool);
+    }
+  }
+
+ private:
+  std::unique_ptr<Kernel> inner_;
+  std::vector<Slot> ins_, outs_;
+  std::vector<HostTensor> keep_;
+  std::vector<const void*> constant_ptrs_;  // per input: widened constant, or null
+  size_t total_ = 0;
+};
+
+HostTensor widen_constant(const Tensor& t) {
+  HostTensor h = HostTensor::allocate(kFloat, t.shape);
+  widen(t.dtype, static_cast<const uint16_t*>(t.data), static_cast<float*>(h.mutable_data()),
+        t.numel(), nullptr);
+  return h;
+}
+
+HostTensor narrow_constant(const HostTensor& t, int32_t dt) {
+  HostTensor h = HostTensor::allocate(dt, t.shape());
+  narrow(dt, t.as<float>(), static_cast<uint16_t*>(h.mutable_data()), t.numel(), nullptr);
+  return h;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> build_node(const OpEntry& op, BuildContext& ctx) {
+  auto native = op.build(ctx);
+  int32_t half = kUndefined;
+  for (int i = 0; i < ctx.input_count(); ++i) {
+    if (ctx.has_input(i) && is_half(ctx.input(i).dtype)) {
+      half = ctx.input(i).dtype;
+      break;
+    }
+  }
+  if (native.ok() || half == kUndefined) return native;
+
+  // Float descriptions of the inputs; 16-bit constants widened now.
+  std::vector<ValueDesc> descs(size_t(ctx.input_count()));
+  std::vector<const ValueDesc*> ptrs(descs.size(), nullptr);
+  std::vector<HostTensor> widened;
+  widened.reserve(descs.size());
+  std::vector<Tensor> views;
+  views.reserve(descs.size());
+  std::vector<const void*> constant_ptrs(descs.size(), nullptr);
+  std::vector<Slot> ins;
+  for (int i = 0; i < ctx.input_count(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    descs[size_t(i)] = ctx.input(i);
+    ValueDesc& d = descs[size_t(i)];
+    if (is_half(d.dtype)) {
+      if (d.value != nullptr) {
+        widened.push_back(widen_constant(*d.value));
+        views.push_back(widened.back().view());
+        d.value = &views.back();
+        constant_ptrs[size_t(i)] = widened.back().data();
+      } else {
+        ins.push_back({i, d.dtype, shape_numel(d.shape)});
+      }
+      d.dtype = kFloat;
+      d.is_initializer = false;  // a widened copy: no prepared (packed) weight for it
+    }
+    ptrs[size_t(i)] = &d;
+  }
+  BuildContext fctx(ctx.node(), ctx.opset(), ptrs, ctx.weights());
+  auto built = op.build(fctx);
+  if (!built.ok() || !fctx.aliases().empty()) return native;  // the native error says why
+
+  std::vector<Slot> outs;
+  for (int o = 0; o < fctx.output_count(); ++o) {
+    const auto& out = fctx.outputs()[size_t(o)];
+    if (!out.set) continue;
+    int32_t dt = out.dtype == kFloat ? half : out.dtype;
+    if (out.value) {
+      ctx.set_output_value(o, dt == half ? narrow_constant(*out.value, half) : *out.value);
+      continue;
+    }
+    ctx.set_output(o, dt, out.shape);
+    if (dt == half) outs.push_back({o, half, shape_numel(out.shape)});
+  }
+  if (*built == nullptr) return std::unique_ptr<Kernel>();
+  return std::unique_ptr<Kernel>(new HalfKernel(std::move(*built), std::move(ins), std::move(outs),
+                                                std::move(widened), std::move(constant_ptrs)));
+}
+
+}  // namespace onnx_prepack::runtime

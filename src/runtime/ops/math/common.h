@@ -1,0 +1,100 @@
+// Helpers shared by the math family's operator files: the per-family builder
+// lists, the input-broadcast helper and a broadcast loop over up to 3 inputs.
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "runtime/kernel.h"
+#include "runtime/ops/dispatch.h"
+
+namespace onnx_prepack::runtime::math {
+
+// Elements per task below which an elementwise op runs on one thread.
+constexpr int64_t kMinChunk = 16384;
+
+// Builder lists of the files of this folder, joined in registry.cc.
+std::span<const OpEntry> unary_ops();       // unary.cc
+std::span<const OpEntry> activation_ops();  // activations.cc
+std::span<const OpEntry> binary_ops();      // binary.cc
+std::span<const OpEntry> reduce_ops();      // reduce.cc
+std::span<const OpEntry> softmax_ops();     // softmax.cc
+std::span<const OpEntry> cast_ops();        // cast.cc
+
+// The broadcast shape of inputs [0, count), all required.
+inline Result<Shape> broadcast_inputs(const BuildContext& ctx, int first, int count) {
+  Shape out;
+  for (int i = first; i < first + count; ++i) {
+    OP_ASSIGN_OR_RETURN(const ValueDesc* d, ctx.require_input(i));
+    auto r = broadcast_shapes(out, d->shape);
+    if (!r.ok()) return ctx.error(r.status().message());
+    out = *r;
+  }
+  return out;
+}
+
+// Runs inner(out_base, offsets[], count) over each inner run of the plan, on
+// the pool when large. Elementwise: the split never changes a result.
+template <typename Inner>
+void run_broadcast(const BroadcastPlan& plan, base::ThreadPool* pool, Inner&& inner) {
+  int64_t rows = plan.outer_count();
+  int64_t min_rows = std::max<int64_t>(1, kMinChunk / std::max<int64_t>(1, plan.inner));
+  parallel_range(pool, rows, min_rows, [&](int64_t r0, int64_t r1) {
+    int64_t off[3] = {0, 0, 0};
+    for (int64_t r = r0; r < r1; ++r) {
+      plan.offsets(r, off);
+      inner(r * plan.inner, off, plan.inner);
+    }
+  });
+}
+
+inline std::unique_ptr<Kernel> make_kernel(std::function<void(const KernelIO&)> fn) {
+  return std::make_unique<FnKernel>(std::move(fn));
+}
+
+inline bool is_float_type(int32_t dt) { return dt == kFloat || dt == kDouble; }
+inline bool is_signed_int(int32_t dt) {
+  return dt == kInt8 || dt == kInt16 || dt == kInt32 || dt == kInt64;
+}
+inline bool is_unsigned_int(int32_t dt) {
+  return dt == kUint8 || dt == kUint16 || dt == kUint32 || dt == kUint64;
+}
+
+}  // namespace onnx_prepack::runtime::math
+
+namespace onnx_prepack::runtime::math {
+
+// A kernel computing out[i] = f(in[i]) over n elements, on the pool when large.
+template <typename In, typename Out, typename F>
+std::unique_ptr<Kernel> map_kernel(int64_t n, F f) {
+  return make_kernel([n, f](const KernelIO& io) {
+    const In* x = static_cast<const In*>(io.in[0]);
+    Out* y = static_cast<Out*>(io.out[0]);
+    parallel_range(io.pool, n, kMinChunk / 4, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) y[i] = Out(f(x[i]));
+    });
+  });
+}
+
+// Calls fn(TypeTag<T>{}) for float and double; false for other types.
+template <typename Fn>
+bool dispatch_float(int32_t dtype, Fn&& fn) {
+  if (dtype == kFloat) return fn(TypeTag<float>{}), true;
+  if (dtype == kDouble) return fn(TypeTag<double>{}), true;
+  return false;
+}
+
+// Calls fn(TypeTag<T>{}) for the signed integer types, float and double.
+template <typename Fn>
+bool dispatch_signed(int32_t dtype, Fn&& fn) {
+  if (is_unsigned_int(dtype)) return false;
+  return dispatch_numeric(dtype, fn);
+}
+
+inline Status unsupported_type(const BuildContext& ctx, int32_t dtype) {
+  return ctx.error("type " + dtype_name(dtype) + " is not supported");
+}
+
+}  // namespace onnx_prepack::runtime::math

@@ -1,0 +1,84 @@
+// LogSoftmax and Hardmax: before opset 13 over the input coerced to 2-D at
+// `axis` (default 1), since then along `axis` (default -1).
+#include <cmath>
+
+#include "runtime/ops/math/common.h"
+
+namespace onnx_prepack::runtime::math {
+namespace {
+
+struct Rows {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+
+Result<Rows> rows_of(BuildContext& ctx, const Shape& s) {
+  int64_t rank = int64_t(s.size());
+  Rows r;
+  if (rank == 0) return r;
+  bool coerced = ctx.opset() < 13;
+  OP_ASSIGN_OR_RETURN(int64_t axis,
+                      normalize_axis(ctx.attr_int("axis", coerced ? 1 : -1), rank, ctx));
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t d = s[size_t(i)];
+    if (i < axis)
+      r.outer *= d;
+    else if (i == axis || coerced)
+      r.len *= d;
+    else
+      r.inner *= d;
+  }
+  return r;
+}
+
+template <bool hard>
+Result<std::unique_ptr<Kernel>> build(BuildContext& ctx) {
+  OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
+  OP_ASSIGN_OR_RETURN(Rows r, rows_of(ctx, x->shape));
+  ctx.set_output(0, x->dtype, x->shape);
+  std::unique_ptr<Kernel> k;
+  if (!dispatch_float(x->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        k = make_kernel([r](const KernelIO& io) {
+          const T* in = static_cast<const T*>(io.in[0]);
+          T* out = static_cast<T*>(io.out[0]);
+          int64_t min_rows = std::max<int64_t>(1, 8192 / std::max<int64_t>(r.len, 1));
+          parallel_range(io.pool, r.outer * r.inner, min_rows, [&](int64_t r0, int64_t r1) {
+            for (int64_t row = r0; row < r1; ++row) {
+              int64_t o = row / r.inner, i = row % r.inner;
+              const T* xr = in + o * r.len * r.inner + i;
+              T* yr = out + o * r.len * r.inner + i;
+              if (r.len == 0) continue;
+              int64_t arg = 0;
+              T mx = xr[0];
+              for (int64_t j = 1; j < r.len; ++j) {
+                if (xr[j * r.inner] > mx) {
+                  mx = xr[j * r.inner];
+                  arg = j;
+                }
+              }
+              if constexpr (hard) {
+                for (int64_t j = 0; j < r.len; ++j) yr[j * r.inner] = T(j == arg ? 1 : 0);
+              } else {
+                double sum = 0;
+                for (int64_t j = 0; j < r.len; ++j) sum += std::exp(double(xr[j * r.inner] - mx));
+                T lse = T(std::log(sum));
+                for (int64_t j = 0; j < r.len; ++j) yr[j * r.inner] = xr[j * r.inner] - mx - lse;
+              }
+            }
+          });
+        });
+      }))
+    return unsupported_type(ctx, x->dtype);
+  return k;
+}
+
+constexpr OpEntry kOps[] = {
+    {"LogSoftmax", build<false>},
+    {"Hardmax", build<true>},
+};
+
+}  // namespace
+
+std::span<const OpEntry> softmax_ops() { return kOps; }
+
+}  // namespace onnx_prepack::runtime::math
