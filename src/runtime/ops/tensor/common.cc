@@ -12,7 +12,7 @@ Result<const Tensor*> value_for_shape(const BuildContext& ctx, int input, std::s
   OP_ASSIGN_OR_RETURN(const ValueDesc* d, ctx.require_input(input));
   if (d->value == nullptr) {
     return ctx.error(std::string(what) + " (input " + std::to_string(input) + " '" + d->name +
-                     "') decides the output shape, so it " + kNeedsValue +
+                     "') is needed to plan the output, so it " + kNeedsValue +
                      ": a constant, computed from constants, or a pinned input");
   }
   return d->value;
@@ -74,6 +74,30 @@ void permute_copy(const void* in, void* out, const Shape& in_shape,
       }
     });
   });
+}
+
+Result<std::vector<double>> float_values(const Tensor& t, std::string_view what) {
+  std::vector<double> v(size_t(t.numel()));
+  for (size_t i = 0; i < v.size(); ++i) {
+    switch (t.dtype) {
+      case kFloat:
+        v[i] = static_cast<const float*>(t.data)[i];
+        break;
+      case kDouble:
+        v[i] = static_cast<const double*>(t.data)[i];
+        break;
+      case kFloat16:
+        v[i] = half_to_float(static_cast<const uint16_t*>(t.data)[i]);
+        break;
+      case kBfloat16:
+        v[i] = bfloat16_to_float(static_cast<const uint16_t*>(t.data)[i]);
+        break;
+      default:
+        return invalid_argument(std::string(what) + ": expected a float tensor, got " +
+                                dtype_name(t.dtype));
+    }
+  }
+  return v;
 }
 
 Result<double> scalar_as_double(const Tensor& t, std::string_view what) {

@@ -21,6 +21,9 @@ constexpr OpEntry kOps[] = {
     {"Scatter", build_scatter_elements},
     {"ScatterElements", build_scatter_elements},
     {"ScatterND", build_scatter_nd},
+    {"Pad", build_pad},
+    {"Resize", build_resize},
+    {"Upsample", build_upsample},
 };
 
 }  // namespace

@@ -57,6 +57,8 @@ int64_t dims_product(const Shape& shape, size_t begin, size_t end);
 // out = transpose(in viewed as `in_shape`, perm): elements of `width` bytes.
 void permute_copy(const void* in, void* out, const Shape& in_shape,
                   const std::vector<int64_t>& perm, size_t width, base::ThreadPool* pool);
+// Values of a float/double/float16 tensor (scales, roi) as doubles.
+Result<std::vector<double>> float_values(const Tensor& t, std::string_view what);
 // Scalar value of a one-element tensor as double (any numeric type).
 Result<double> scalar_as_double(const Tensor& t, std::string_view what);
 
