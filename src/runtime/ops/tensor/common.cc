@@ -18,6 +18,19 @@ Result<const Tensor*> value_for_shape(const BuildContext& ctx, int input, std::s
   return d->value;
 }
 
+Result<std::vector<int64_t>> ints_for_shape(const BuildContext& ctx, int input,
+                                            std::string_view what) {
+  OP_ASSIGN_OR_RETURN(const Tensor* t, value_for_shape(ctx, input, what));
+  std::vector<int64_t> v(size_t(t->numel()));
+  bool ok = dispatch_numeric(t->dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (size_t i = 0; i < v.size(); ++i) v[i] = int64_t(static_cast<const T*>(t->data)[i]);
+  });
+  if (!ok)
+    return ctx.error(std::string(what) + ": type " + dtype_name(t->dtype) + " is not supported");
+  return v;
+}
+
 Status require_fixed_width(const BuildContext& ctx, int32_t dtype) {
   if (dtype_size(dtype) == 0) return ctx.error("type " + dtype_name(dtype) + " is not supported");
   return ok_status();

@@ -24,6 +24,14 @@ constexpr OpEntry kOps[] = {
     {"Pad", build_pad},
     {"Resize", build_resize},
     {"Upsample", build_upsample},
+    {"OneHot", build_one_hot},
+    {"TopK", build_top_k},
+    {"NonZero", build_non_zero},
+    {"Compress", build_compress},
+    {"Einsum", build_einsum},
+    {"ReverseSequence", build_reverse_sequence},
+    {"Unique", build_unique},
+    {"Det", build_det},
 };
 
 }  // namespace
