@@ -1,9 +1,41 @@
 // The tensor family's operator list (see kernel.h); each operator's builder lives
-// in a file of this folder.
+// in a file of this folder (declared in tensor_ops.h).
 #include "runtime/kernel.h"
+#include "runtime/ops/tensor/tensor_ops.h"
 
 namespace onnx_prepack::runtime {
+namespace {
 
-std::span<const OpEntry> tensor_ops() { return {}; }
+using namespace tensor_family;
+
+constexpr OpEntry kOps[] = {
+    {"Flatten", build_flatten},
+    {"Size", build_size},
+    {"Tile", build_tile},
+    {"DepthToSpace", build_depth_to_space},
+    {"SpaceToDepth", build_space_to_depth},
+    {"Trilu", build_trilu},
+    {"Range", build_range},
+    {"GatherElements", build_gather_elements},
+    {"GatherND", build_gather_nd},
+    {"Scatter", build_scatter_elements},
+    {"ScatterElements", build_scatter_elements},
+    {"ScatterND", build_scatter_nd},
+    {"Pad", build_pad},
+    {"Resize", build_resize},
+    {"Upsample", build_upsample},
+    {"OneHot", build_one_hot},
+    {"TopK", build_top_k},
+    {"NonZero", build_non_zero},
+    {"Compress", build_compress},
+    {"Einsum", build_einsum},
+    {"ReverseSequence", build_reverse_sequence},
+    {"Unique", build_unique},
+    {"Det", build_det},
+};
+
+}  // namespace
+
+std::span<const OpEntry> tensor_ops() { return kOps; }
 
 }  // namespace onnx_prepack::runtime
