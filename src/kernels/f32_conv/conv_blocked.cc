@@ -2,6 +2,7 @@
 // panels, multiply by the packed filter blocks with the f32 GEMM microkernels.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "kernels/f32_conv/f32_conv.h"
 
@@ -13,57 +14,82 @@ namespace {
 constexpr size_t kKc = 256;
 constexpr size_t kTilePanels = 4;
 
-// Unfolds pixels [p0, p0 + cols) of group input `x` (Cg planes) for filter
-// rows [k0, k0 + kc) into dst[(k - k0) * nr + j].
-void unfold(const ConvGeometry& g, const float* x, size_t k0, size_t kc, int64_t p0, size_t cols,
-            size_t nr, float* dst) {
+// A run of tile pixels inside one output row and one panel.
+struct Segment {
+  size_t dst;  // panel * kKc * nr + column
+  int64_t j;   // first pixel, relative to the tile
+  int64_t od, oh, ow;
+  size_t run;
+};
+
+// Splits tile pixels [p0, p0 + count) at output-row and panel boundaries.
+void segments_of(const ConvGeometry& g, int64_t p0, int64_t count, size_t nr,
+                 std::vector<Segment>& out) {
+  out.clear();
+  const int64_t OH = g.out[1], OW = g.out[2];
+  int64_t j = 0;
+  while (j < count) {
+    const int64_t p = p0 + j;
+    const int64_t ow = p % OW, oh = (p / OW) % OH, od = p / (OW * OH);
+    const int64_t col = j % int64_t(nr);
+    const int64_t run = std::min({count - j, OW - ow, int64_t(nr) - col});
+    out.push_back({size_t(j / int64_t(nr)) * kKc * nr + size_t(col), j, od, oh, ow, size_t(run)});
+    j += run;
+  }
+}
+
+// Unfolds the tile's pixels for filter rows [k0, k0 + kc) of group input `x`
+// (Cg planes): row k - k0 of each panel at buf + panel * kKc * nr + (k - k0) * nr.
+void unfold(const ConvGeometry& g, const float* x, size_t k0, size_t kc,
+            const std::vector<Segment>& segs, int64_t p0, size_t nr, float* buf) {
   const int64_t in_plane = g.in_pixels();
   if (g.is_pointwise()) {
     for (size_t k = 0; k < kc; ++k) {
-      std::memcpy(dst + k * nr, x + int64_t(k0 + k) * in_plane + p0, cols * sizeof(float));
+      const float* row = x + int64_t(k0 + k) * in_plane + p0;
+      for (const Segment& s : segs) {
+        std::memcpy(buf + s.dst + k * nr, row + s.j, s.run * sizeof(float));
+      }
     }
     return;
   }
-  const int64_t OH = g.out[1], OW = g.out[2];
   const int64_t KH = g.kernel[1], KW = g.kernel[2], KD = g.kernel[0];
-  const int64_t od0 = p0 / (OH * OW), oh0 = (p0 / OW) % OH, ow0 = p0 % OW;
+  int64_t kw = int64_t(k0) % KW, kh = (int64_t(k0) / KW) % KH, kd = (int64_t(k0) / (KW * KH)) % KD;
+  int64_t c = int64_t(k0) / (KW * KH * KD);
+  const int64_t sw = g.stride[2], W = g.in[2];
   for (size_t kk = 0; kk < kc; ++kk) {
-    const int64_t k = int64_t(k0 + kk);
-    const int64_t kw = k % KW, kh = (k / KW) % KH, kd = (k / (KW * KH)) % KD;
-    const int64_t c = k / (KW * KH * KD);
     const float* xc = x + c * in_plane;
-    float* out = dst + kk * nr;
-    int64_t od = od0, oh = oh0, ow = ow0;
-    size_t j = 0;
-    while (j < cols) {
-      const size_t run = size_t(std::min<int64_t>(int64_t(cols - j), OW - ow));
-      const int64_t id = od * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
-      const int64_t ih = oh * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+    for (const Segment& s : segs) {
+      float* out = buf + s.dst + kk * nr;
+      const size_t run = s.run;
+      const int64_t id = s.od * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
+      const int64_t ih = s.oh * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
       if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
-        std::memset(out + j, 0, run * sizeof(float));
-      } else {
-        const float* row = xc + (id * g.in[1] + ih) * g.in[2];
-        const int64_t sw = g.stride[2];
-        const int64_t iw0 = ow * sw - g.pad_begin[2] + kw * g.dilation[2];
-        if (sw == 1) {
-          // Valid t: 0 <= iw0 + t < W.
-          const int64_t lo = std::clamp<int64_t>(-iw0, 0, int64_t(run));
-          const int64_t hi = std::clamp<int64_t>(g.in[2] - iw0, lo, int64_t(run));
-          if (lo > 0) std::memset(out + j, 0, size_t(lo) * sizeof(float));
-          if (hi > lo) std::memcpy(out + j + lo, row + iw0 + lo, size_t(hi - lo) * sizeof(float));
-          if (int64_t(run) > hi) std::memset(out + j + hi, 0, size_t(int64_t(run) - hi) * 4);
-        } else {
-          for (size_t t = 0; t < run; ++t) {
-            const int64_t iw = iw0 + int64_t(t) * sw;
-            out[j + t] = (iw >= 0 && iw < g.in[2]) ? row[iw] : 0.0f;
-          }
-        }
+        std::memset(out, 0, run * sizeof(float));
+        continue;
       }
-      j += run;
-      ow = 0;
-      if (++oh == OH) {
-        oh = 0;
-        ++od;
+      const float* row = xc + (id * g.in[1] + ih) * W;
+      const int64_t iw0 = s.ow * sw - g.pad_begin[2] + kw * g.dilation[2];
+      // Valid t: 0 <= iw0 + t * sw < W.
+      const int64_t lo = std::min<int64_t>(iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw, int64_t(run));
+      const int64_t hi =
+          std::clamp<int64_t>(W - iw0 <= 0 ? 0 : (W - iw0 + sw - 1) / sw, lo, int64_t(run));
+      for (int64_t t = 0; t < lo; ++t) out[t] = 0.0f;
+      if (sw == 1) {
+        std::memcpy(out + lo, row + iw0 + lo, size_t(hi - lo) * sizeof(float));
+      } else {
+        const float* r = row + iw0;
+        for (int64_t t = lo; t < hi; ++t) out[t] = r[t * sw];
+      }
+      for (int64_t t = hi; t < int64_t(run); ++t) out[t] = 0.0f;
+    }
+    if (++kw == KW) {
+      kw = 0;
+      if (++kh == KH) {
+        kh = 0;
+        if (++kd == KD) {
+          kd = 0;
+          ++c;
+        }
       }
     }
   }
@@ -128,13 +154,11 @@ void conv_blocked(const ConvGeometry& g, const F32GemmKernel& uk, const float* x
     const int64_t p_end = std::min(P, p_begin + tile);
     const size_t panels = size_t((p_end - p_begin + int64_t(NR) - 1) / int64_t(NR));
     float* buf = scratch.get(scratch.ctx, worker, kTilePanels * kKc * NR);
+    thread_local std::vector<Segment> segs;
+    segments_of(g, p_begin, p_end - p_begin, NR, segs);
     for (size_t k0 = 0; k0 < K; k0 += kKc) {
       const size_t kc = std::min(kKc, K - k0);
-      for (size_t pi = 0; pi < panels; ++pi) {
-        const int64_t p0 = p_begin + int64_t(pi * NR);
-        unfold(g, xg, k0, kc, p0, size_t(std::min<int64_t>(int64_t(NR), p_end - p0)), NR,
-               buf + pi * kKc * NR);
-      }
+      unfold(g, xg, k0, kc, segs, p_begin, NR, buf);
       uint32_t flags = k0 > 0 ? kGemmAccumulate : 0;
       if (k0 + kc == K) flags |= kGemmFinal;
       for (size_t m0 = 0; m0 < Mg; m0 += MR) {

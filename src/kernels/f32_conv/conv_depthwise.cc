@@ -68,11 +68,17 @@ void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const fl
         if (p.len > hi) std::memset(dst + hi, 0, size_t(p.len - hi) * sizeof(float));
       } else {
         for (int64_t ph = 0; ph < p.phase; ++ph) {
+          // Column q reads iw = q * phase + ph - pad; valid for q in [lo, hi).
           float* d = dst + ph * p.len;
-          for (int64_t q = 0; q < p.len; ++q) {
-            const int64_t iw = q * p.phase + ph - g.pad_begin[2];
-            d[q] = (iw >= 0 && iw < W) ? src[iw] : 0.0f;
-          }
+          const int64_t off = ph - g.pad_begin[2];
+          const int64_t lo =
+              std::min<int64_t>(off >= 0 ? 0 : (-off + p.phase - 1) / p.phase, p.len);
+          const int64_t hi =
+              std::clamp<int64_t>(W - off <= 0 ? 0 : (W - off + p.phase - 1) / p.phase, lo, p.len);
+          for (int64_t q = 0; q < lo; ++q) d[q] = 0.0f;
+          const float* s = src + off;
+          for (int64_t q = lo; q < hi; ++q) d[q] = s[q * p.phase];
+          for (int64_t q = hi; q < p.len; ++q) d[q] = 0.0f;
         }
       }
     }
