@@ -8,6 +8,7 @@
 #include <string>
 
 #include "base/thread_pool.h"
+#include "kernels/f32_conv/f32_conv.h"
 #include "onnx_prepack/status.h"
 #include "runtime/tensor.h"
 
@@ -32,6 +33,15 @@ class PreparedB {
 std::shared_ptr<const PreparedB> make_plain_b(const Tensor& b, bool transposed,
                                               std::shared_ptr<const void> keep_alive);
 
+// A Conv filter in the layout its kernel reads (kernels/f32_conv/f32_conv.h):
+// blocks of mr() output channels, or depthwise taps [C][kh * kw] when mr() is 0.
+class PreparedConvFilter {
+ public:
+  virtual ~PreparedConvFilter() = default;
+  virtual const float* data() const = 0;
+  virtual size_t mr() const = 0;
+};
+
 class WeightPreparer {
  public:
   virtual ~WeightPreparer() = default;
@@ -40,6 +50,15 @@ class WeightPreparer {
   virtual Result<std::shared_ptr<const PreparedB>> prepare(const std::string& source,
                                                            const Tensor& b, bool transposed,
                                                            const std::string& consumer) = 0;
+  // A constant Conv filter `w` of geometry `g` for a kernel reading blocks of
+  // `mr` rows (0: depthwise taps). A null result (the default) lets the
+  // kernel pack it itself.
+  virtual Result<std::shared_ptr<const PreparedConvFilter>> prepare_conv(
+      const std::string& source, const Tensor& w, const kernels::ConvGeometry& g, size_t mr,
+      const std::string& consumer) {
+    (void)source, (void)w, (void)g, (void)mr, (void)consumer;
+    return std::shared_ptr<const PreparedConvFilter>();
+  }
 };
 
 }  // namespace onnx_prepack::runtime

@@ -1,0 +1,107 @@
+// The depthwise kernel's driver: per (image, channel) a zero-padded,
+// stride-phase-split copy of the input plane, then one row kernel call per
+// output row (f32_conv.h).
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/f32_conv/f32_conv.h"
+
+namespace onnx_prepack::kernels {
+namespace {
+
+struct DwPlan {
+  int64_t rows;   // padded rows needed
+  int64_t cols;   // padded columns needed
+  int64_t phase;  // column stride (phases)
+  int64_t len;    // columns per phase row
+};
+
+DwPlan plan(const ConvGeometry& g) {
+  DwPlan p;
+  p.rows = (g.out[1] - 1) * g.stride[1] + (g.kernel[1] - 1) * g.dilation[1] + 1;
+  p.cols = (g.out[2] - 1) * g.stride[2] + (g.kernel[2] - 1) * g.dilation[2] + 1;
+  p.phase = g.stride[2];
+  p.len = (p.cols + p.phase - 1) / p.phase;
+  return p;
+}
+
+}  // namespace
+
+DwRowFn dw_row_select(device::IsaLevel level) {
+  if (level >= device::IsaLevel::kAvx512) return dw_row_avx512;
+  if (level >= device::IsaLevel::kAvx2) return dw_row_avx2;
+  return dw_row_ref;
+}
+
+size_t conv_depthwise_scratch_floats(const ConvGeometry& g) {
+  const DwPlan p = plan(g);
+  return size_t(p.rows * p.phase * p.len);
+}
+
+void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const float* w,
+                    const float* bias, float* y, base::ThreadPool* pool,
+                    const ConvScratch& scratch) {
+  const DwPlan p = plan(g);
+  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
+  const int64_t KH = g.kernel[1], KW = g.kernel[2], taps = KH * KW;
+  const size_t tasks = size_t(g.n * g.c);
+  auto work = [&](size_t task, size_t worker) {
+    const int64_t c = int64_t(task) % g.c;
+    const float* xc = x + int64_t(task) * H * W;
+    float* yc = y + int64_t(task) * OH * OW;
+    float* buf = scratch.get(scratch.ctx, worker, size_t(p.rows * p.phase * p.len));
+    // buf[(r * phase + ph) * len + q] = padded[r][q * phase + ph].
+    for (int64_t r = 0; r < p.rows; ++r) {
+      const int64_t ih = r - g.pad_begin[1];
+      float* dst = buf + r * p.phase * p.len;
+      if (ih < 0 || ih >= H) {
+        std::memset(dst, 0, size_t(p.phase * p.len) * sizeof(float));
+        continue;
+      }
+      const float* src = xc + ih * W;
+      if (p.phase == 1) {
+        const int64_t lo = std::min<int64_t>(g.pad_begin[2], p.len);
+        const int64_t hi = std::clamp<int64_t>(g.pad_begin[2] + W, lo, p.len);
+        if (lo > 0) std::memset(dst, 0, size_t(lo) * sizeof(float));
+        if (hi > lo) std::memcpy(dst + lo, src + (lo - g.pad_begin[2]), size_t(hi - lo) * 4);
+        if (p.len > hi) std::memset(dst + hi, 0, size_t(p.len - hi) * sizeof(float));
+      } else {
+        for (int64_t ph = 0; ph < p.phase; ++ph) {
+          // Column q reads iw = q * phase + ph - pad; valid for q in [lo, hi).
+          float* d = dst + ph * p.len;
+          const int64_t off = ph - g.pad_begin[2];
+          const int64_t lo =
+              std::min<int64_t>(off >= 0 ? 0 : (-off + p.phase - 1) / p.phase, p.len);
+          const int64_t hi =
+              std::clamp<int64_t>(W - off <= 0 ? 0 : (W - off + p.phase - 1) / p.phase, lo, p.len);
+          for (int64_t q = 0; q < lo; ++q) d[q] = 0.0f;
+          const float* s = src + off;
+          for (int64_t q = lo; q < hi; ++q) d[q] = s[q * p.phase];
+          for (int64_t q = hi; q < p.len; ++q) d[q] = 0.0f;
+        }
+      }
+    }
+    thread_local std::vector<const float*> srcs;
+    srcs.resize(size_t(taps));
+    const float* wc = w + c * taps;
+    const float bc = bias ? bias[c] : 0.0f;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      for (int64_t i = 0; i < KH; ++i) {
+        const int64_t r = oh * g.stride[1] + i * g.dilation[1];
+        for (int64_t j = 0; j < KW; ++j) {
+          const int64_t col = j * g.dilation[2];
+          srcs[size_t(i * KW + j)] = buf + (r * p.phase + col % p.phase) * p.len + col / p.phase;
+        }
+      }
+      row(yc + oh * OW, size_t(OW), srcs.data(), wc, size_t(taps), bc);
+    }
+  };
+  if (pool != nullptr && tasks > 1) {
+    pool->parallel_for(tasks, work);
+  } else {
+    for (size_t i = 0; i < tasks; ++i) work(i, 0);
+  }
+}
+
+}  // namespace onnx_prepack::kernels

@@ -1,0 +1,101 @@
+// Single-precision convolution on a packed filter (docs/formats.md, "Conv filters").
+//
+// Shapes are NC + up to 3 spatial dims; lower ranks use 1 for the missing
+// leading dims (a 1-D conv is D = H = 1). Two kernels:
+//
+// Blocked (every group count): per group, Y[Mg, P] = W[Mg, K] * col(X)[K, P]
+// with K = Cg * kd * kh * kw and P the output pixels. The filter is packed in
+// blocks of `mr` output channels (the GEMM microkernel's row count): block b of
+// group g holds K rows of min(mr, Mg - b * mr) values, a[k * rows + i] =
+// W[g * Mg + b * mr + i][k], and blocks follow each other (group-major). The
+// input is unfolded per task into panels of `nr` pixels (the microkernel's B
+// panel) and the output is written NCHW in place. 1x1 convolutions with unit
+// stride and no padding unfold by copying rows.
+//
+// Depthwise (group == C == M, 2-D): a direct kernel over a zero-padded copy of
+// each channel plane whose columns are split by stride phase, so every tap is a
+// contiguous row read. The filter is [C][kh * kw] taps (no packing needed
+// beyond the source order; see pack/conv_filter_format.h).
+//
+// Threads: work is split over (image, group, pixel tiles) for the blocked
+// kernel and over (image, channel) for depthwise. Each output element is one
+// chain over K in a fixed order, so results do not depend on the thread count;
+// the same packed bytes give the same results (hit == miss).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "base/thread_pool.h"
+#include "device/cpu_features.h"
+#include "kernels/f32_gemm/f32_gemm.h"
+
+namespace onnx_prepack::kernels {
+
+struct ConvGeometry {
+  int64_t n = 1;         // batch
+  int64_t c = 0, m = 0;  // input, output channels
+  int64_t group = 1;
+  int64_t in[3] = {1, 1, 1};      // input spatial (D, H, W)
+  int64_t out[3] = {1, 1, 1};     // output spatial
+  int64_t kernel[3] = {1, 1, 1};  // filter spatial
+  int64_t stride[3] = {1, 1, 1};
+  int64_t dilation[3] = {1, 1, 1};
+  int64_t pad_begin[3] = {0, 0, 0};
+  int64_t pad_end[3] = {0, 0, 0};
+
+  int64_t cg() const { return c / group; }
+  int64_t mg() const { return m / group; }
+  int64_t taps() const { return kernel[0] * kernel[1] * kernel[2]; }
+  int64_t k() const { return cg() * taps(); }
+  int64_t in_pixels() const { return in[0] * in[1] * in[2]; }
+  int64_t out_pixels() const { return out[0] * out[1] * out[2]; }
+  bool is_depthwise() const { return group == c && group == m && in[0] == 1 && out[0] == 1; }
+  bool is_pointwise() const;  // 1x1(x1), unit stride, no padding
+};
+
+// ---- blocked filter ----
+
+// Floats of a blocked filter: group * Mg * K (blocks are tight, no padding).
+inline size_t blocked_filter_floats(const ConvGeometry& g) {
+  return size_t(g.group) * size_t(g.mg()) * size_t(g.k());
+}
+// Packs W [M, Cg, kd, kh, kw] (float) into blocks of `mr` rows. Deterministic.
+void pack_blocked_filter(const float* w, const ConvGeometry& g, size_t mr, float* dst);
+
+// The microkernel used for blocked filters of `mr` rows at `level`.
+const F32GemmKernel* conv_gemm_kernel(device::IsaLevel level);
+
+// Scratch floats per worker for conv_blocked.
+size_t conv_blocked_scratch_floats(const ConvGeometry& g, const F32GemmKernel& k);
+
+// y = conv(x, w) + bias (bias may be null). `scratch` returns at least
+// conv_blocked_scratch_floats for a worker (64-byte aligned).
+struct ConvScratch {
+  void* ctx;
+  float* (*get)(void* ctx, size_t worker, size_t floats);
+};
+void conv_blocked(const ConvGeometry& g, const F32GemmKernel& k, const float* x,
+                  const float* packed_w, const float* bias, float* y, base::ThreadPool* pool,
+                  const ConvScratch& scratch);
+
+// ---- depthwise ----
+
+// out[0..n) = bias + sum_t w[t] * src[t][0..n): one output row of a depthwise conv.
+using DwRowFn = void (*)(float* out, size_t n, const float* const* src, const float* w, size_t taps,
+                         float bias);
+void dw_row_ref(float* out, size_t n, const float* const* src, const float* w, size_t taps,
+                float bias);
+void dw_row_avx2(float* out, size_t n, const float* const* src, const float* w, size_t taps,
+                 float bias);
+void dw_row_avx512(float* out, size_t n, const float* const* src, const float* w, size_t taps,
+                   float bias);
+DwRowFn dw_row_select(device::IsaLevel level);
+
+size_t conv_depthwise_scratch_floats(const ConvGeometry& g);
+// w is [C][kh * kw].
+void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const float* w,
+                    const float* bias, float* y, base::ThreadPool* pool,
+                    const ConvScratch& scratch);
+
+}  // namespace onnx_prepack::kernels

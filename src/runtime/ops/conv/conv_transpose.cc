@@ -1,0 +1,172 @@
+// ConvTranspose (opsets 1-22): 1-D to 3-D, groups, dilations, strides, pads,
+// output_padding, output_shape and auto_pad. Per image and group, the columns
+// col[Mg * taps, in pixels] = W_g^T X_g come from the f32 GEMM (runtime
+// gemm_f32) and are scattered into the output (col2im) after the bias.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "runtime/ops/conv/conv_ops.h"
+#include "runtime/ops/conv/spatial.h"
+#include "runtime/ops/gemm.h"
+
+namespace onnx_prepack::runtime {
+namespace {
+
+using kernels::ConvGeometry;
+
+// Output pixel of tap (kd, kh, kw) of input pixel (d, h, w); geometry `in` is
+// the transposed conv's input (g.in) and `out` its output (g.out).
+void col2im_add(const ConvGeometry& g, const float* col, float* y) {
+  const int64_t taps = g.taps(), P = g.in_pixels();
+  for (int64_t k = 0; k < g.mg() * taps; ++k) {
+    const int64_t kw = k % g.kernel[2], kh = (k / g.kernel[2]) % g.kernel[1];
+    const int64_t kd = (k / (g.kernel[2] * g.kernel[1])) % g.kernel[0];
+    const int64_t mo = k / taps;
+    float* ym = y + mo * g.out_pixels();
+    const float* cr = col + k * P;
+    int64_t p = 0;
+    for (int64_t d = 0; d < g.in[0]; ++d) {
+      const int64_t od = d * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
+      const bool dok = od >= 0 && od < g.out[0];
+      for (int64_t h = 0; h < g.in[1]; ++h) {
+        const int64_t oh = h * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+        if (!dok || oh < 0 || oh >= g.out[1]) {
+          p += g.in[2];
+          continue;
+        }
+        float* yr = ym + (od * g.out[1] + oh) * g.out[2];
+        for (int64_t w = 0; w < g.in[2]; ++w, ++p) {
+          const int64_t ow = w * g.stride[2] - g.pad_begin[2] + kw * g.dilation[2];
+          if (ow >= 0 && ow < g.out[2]) yr[ow] += cr[p];
+        }
+      }
+    }
+  }
+}
+
+Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
+  OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
+  OP_ASSIGN_OR_RETURN(const ValueDesc* w, ctx.require_input(1));
+  const bool has_bias = ctx.has_input(2);
+  if (x->dtype != kFloat || w->dtype != kFloat || (has_bias && ctx.input(2).dtype != kFloat)) {
+    return ctx.error("only float inputs are supported");
+  }
+  const size_t rank = x->shape.size();
+  if (rank < 3 || rank > 5 || w->shape.size() != rank) {
+    return ctx.error("X " + shape_string(x->shape) + " and W " + shape_string(w->shape) +
+                     " must both have rank 3, 4 or 5");
+  }
+  const size_t r = rank - 2;
+  const int64_t group = ctx.attr_int("group", 1);
+  const int64_t c = x->shape[1];
+  if (group <= 0 || c % group != 0 || w->shape[0] != c) {
+    return ctx.error("W " + shape_string(w->shape) + " must be [" + std::to_string(c) +
+                     ", M/group, ...] with group " + std::to_string(group) + " dividing " +
+                     std::to_string(c));
+  }
+  const int64_t m = w->shape[1] * group;
+  if (has_bias && ctx.input(2).shape != Shape{m}) {
+    return ctx.error("B must be [" + std::to_string(m) + "]");
+  }
+  Window win;
+  win.rank = int(r);
+  win.in.assign(x->shape.begin() + 2, x->shape.end());
+  win.kernel.assign(w->shape.begin() + 2, w->shape.end());
+  win.stride = ctx.attr_ints("strides").value_or(std::vector<int64_t>(r, 1));
+  win.dilation = ctx.attr_ints("dilations").value_or(std::vector<int64_t>(r, 1));
+  auto out_pad = ctx.attr_ints("output_padding").value_or(std::vector<int64_t>(r, 0));
+  if (win.stride.empty()) win.stride.assign(r, 1);
+  if (win.dilation.empty()) win.dilation.assign(r, 1);
+  if (out_pad.empty()) out_pad.assign(r, 0);
+  if (win.stride.size() != r || win.dilation.size() != r || out_pad.size() != r) {
+    return ctx.error("strides, dilations and output_padding must have " + std::to_string(r) +
+                     " values");
+  }
+  for (size_t i = 0; i < r; ++i) {
+    if (win.stride[i] <= 0 || win.dilation[i] <= 0 || win.kernel[i] <= 0 || out_pad[i] < 0 ||
+        win.stride[i] > (1 << 20) || win.dilation[i] > (1 << 20) || out_pad[i] > (1 << 20)) {
+      return ctx.error("strides, dilations, kernel and output_padding must be positive, bounded");
+    }
+  }
+  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+  auto pads = ctx.attr_ints("pads").value_or(std::vector<int64_t>(2 * r, 0));
+  if (pads.empty()) pads.assign(2 * r, 0);
+  if (pads.size() != 2 * r) return ctx.error("pads must have " + std::to_string(2 * r) + " values");
+  auto out_shape = ctx.attr_ints("output_shape");
+  if (out_shape && out_shape->size() == r + 2)
+    out_shape->erase(out_shape->begin(), out_shape->begin() + 2);
+  if (out_shape && !out_shape->empty() && out_shape->size() != r) {
+    return ctx.error("output_shape must have " + std::to_string(r) + " values");
+  }
+  win.pad_begin.assign(r, 0);
+  win.pad_end.assign(r, 0);
+  win.out.assign(r, 0);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t span = (win.kernel[i] - 1) * win.dilation[i] + 1;
+    const int64_t full = win.stride[i] * (win.in[i] - 1) + out_pad[i] + span;
+    int64_t target = -1;
+    if (out_shape && !out_shape->empty()) {
+      target = (*out_shape)[i];
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      target = win.in[i] * win.stride[i];
+    }
+    if (target >= 0) {
+      const int64_t total = full - target;
+      if (total >= 0) {
+        const bool upper = auto_pad == "SAME_UPPER";
+        win.pad_begin[i] = upper ? total / 2 : total - total / 2;
+        win.pad_end[i] = total - win.pad_begin[i];
+      } else {  // a larger output: the extra is zero (plus bias) at the end
+        win.pad_begin[i] = 0;
+        win.pad_end[i] = total;
+      }
+      win.out[i] = target;
+    } else {
+      if (auto_pad == "NOTSET") {
+        win.pad_begin[i] = pads[i];
+        win.pad_end[i] = pads[i + r];
+      }
+      win.out[i] = full - win.pad_begin[i] - win.pad_end[i];
+    }
+    if (win.out[i] < 0 || win.out[i] > (int64_t(1) << 32)) {
+      return ctx.error("output size " + std::to_string(win.out[i]) + " is out of range");
+    }
+  }
+  Shape out{x->shape[0], m};
+  out.insert(out.end(), win.out.begin(), win.out.end());
+  if (shape_numel(out) > (int64_t(1) << 40)) return ctx.error("output is too large");
+  ctx.set_output(0, kFloat, out);
+  const ConvGeometry g = to_geometry(win, x->shape[0], c, m, group);
+  return std::unique_ptr<Kernel>(new FnKernel([g, has_bias](const KernelIO& io) {
+    const float* xp = static_cast<const float*>(io.in[0]);
+    const float* wp = static_cast<const float*>(io.in[1]);
+    const float* bias = has_bias ? static_cast<const float*>(io.in[2]) : nullptr;
+    float* y = static_cast<float*>(io.out[0]);
+    const int64_t Y = g.out_pixels(), P = g.in_pixels(), kout = g.mg() * g.taps();
+    for (int64_t i = 0; i < g.n * g.m; ++i) {
+      std::fill(y + i * Y, y + (i + 1) * Y, bias ? bias[i % g.m] : 0.0f);
+    }
+    if (g.cg() == 0 || P == 0 || kout == 0) return;
+    std::vector<float> wt(size_t(kout * g.cg())), col(size_t(kout * P));
+    for (int64_t gi = 0; gi < g.group; ++gi) {
+      const float* wg = wp + gi * g.cg() * kout;
+      for (int64_t ci = 0; ci < g.cg(); ++ci) {
+        for (int64_t k = 0; k < kout; ++k) wt[size_t(k * g.cg() + ci)] = wg[ci * kout + k];
+      }
+      for (int64_t ni = 0; ni < g.n; ++ni) {
+        const float* xg = xp + (ni * g.c + gi * g.cg()) * P;
+        gemm_f32(size_t(kout), size_t(P), size_t(g.cg()), wt.data(), size_t(g.cg()), xg,
+                 kernels::PackSourceLayout::kKN, col.data(), size_t(P), false, io.workspace, 0,
+                 io.pool);
+        col2im_add(g, col.data(), y + (ni * g.m + gi * g.mg()) * Y);
+      }
+    }
+  }));
+}
+
+}  // namespace
+
+const OpEntry kConvTransposeEntry{"ConvTranspose", build_conv_transpose};
+
+}  // namespace onnx_prepack::runtime

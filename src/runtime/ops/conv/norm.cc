@@ -1,0 +1,196 @@
+// BatchNormalization (inference, opsets 1-15), InstanceNormalization,
+// GroupNormalization (opset 18: per-group scale/bias, 21: per-channel) and LRN.
+// Statistics in double; per-element work split over (image, channel) planes.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "runtime/ops/conv/conv_ops.h"
+#include "runtime/ops/conv/spatial.h"
+
+namespace onnx_prepack::runtime {
+namespace {
+
+int64_t plane_of(const Shape& s) {
+  int64_t p = 1;
+  for (size_t i = 2; i < s.size(); ++i) p *= s[i];
+  return p;
+}
+
+Status require_float(BuildContext& ctx, int count) {
+  for (int i = 0; i < count; ++i) {
+    OP_ASSIGN_OR_RETURN(const ValueDesc* v, ctx.require_input(i));
+    if (v->dtype != kFloat) {
+      return ctx.error("input " + std::to_string(i) + " is " + dtype_name(v->dtype) +
+                       ", only float is supported");
+    }
+  }
+  return ok_status();
+}
+
+Result<std::unique_ptr<Kernel>> build_batch_norm(BuildContext& ctx) {
+  OP_RETURN_IF_ERROR(require_float(ctx, 5));
+  const ValueDesc& x = ctx.input(0);
+  if (x.shape.size() < 2) return ctx.error("X must have rank >= 2, got " + shape_string(x.shape));
+  if (ctx.opset() >= 14 && ctx.attr_int("training_mode", 0) != 0) {
+    return ctx.error("training_mode 1 is a training operator, not supported");
+  }
+  for (int i = 1; i < ctx.output_count(); ++i) {
+    if (!ctx.node().output(i).empty()) {
+      return ctx.error("running statistics outputs (training) are not supported");
+    }
+  }
+  const bool spatial = ctx.opset() >= 9 || ctx.attr_int("spatial", 1) != 0;
+  const int64_t n = x.shape[0], c = x.shape[1], plane = plane_of(x.shape);
+  // Per-channel parameters of shape [C], or [C, spatial...] when spatial == 0.
+  const int64_t per = spatial ? c : c * plane;
+  for (int i = 1; i < 5; ++i) {
+    if (shape_numel(ctx.input(i).shape) != per) {
+      return ctx.error("input " + std::to_string(i) + " " + shape_string(ctx.input(i).shape) +
+                       " must hold " + std::to_string(per) + " values");
+    }
+  }
+  const float eps = ctx.attr_float("epsilon", 1e-5f);
+  ctx.set_output(0, kFloat, x.shape);
+  const int64_t inner = spatial ? plane : 1;
+  return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
+    const float* xp = static_cast<const float*>(io.in[0]);
+    const float* scale = static_cast<const float*>(io.in[1]);
+    const float* b = static_cast<const float*>(io.in[2]);
+    const float* mean = static_cast<const float*>(io.in[3]);
+    const float* var = static_cast<const float*>(io.in[4]);
+    float* y = static_cast<float*>(io.out[0]);
+    const int64_t groups = n * per;  // runs of `inner` elements sharing a parameter
+    for_each_task(io.pool, size_t(std::min<int64_t>(groups, 4096)), [&](size_t t, size_t) {
+      const int64_t tasks = std::min<int64_t>(groups, 4096);
+      for (int64_t gi = int64_t(t) * groups / tasks; gi < (int64_t(t) + 1) * groups / tasks; ++gi) {
+        const int64_t ch = gi % per;
+        const float s = scale[ch] / std::sqrt(var[ch] + eps);
+        const float sh = b[ch] - mean[ch] * s;
+        const float* xr = xp + gi * inner;
+        float* yr = y + gi * inner;
+        for (int64_t i = 0; i < inner; ++i) yr[i] = xr[i] * s + sh;
+      }
+    });
+  }));
+}
+
+// y = scale * (x - mean) / sqrt(var + eps) + bias over planes of `plane`
+// elements; `scale_of(n, c)`/`bias_of` pick the parameters.
+Result<std::unique_ptr<Kernel>> build_instance_norm(BuildContext& ctx) {
+  OP_RETURN_IF_ERROR(require_float(ctx, 3));
+  const ValueDesc& x = ctx.input(0);
+  if (x.shape.size() < 3) return ctx.error("X must have rank >= 3, got " + shape_string(x.shape));
+  const int64_t n = x.shape[0], c = x.shape[1], plane = plane_of(x.shape);
+  for (int i = 1; i < 3; ++i) {
+    if (ctx.input(i).shape != Shape{c}) {
+      return ctx.error("input " + std::to_string(i) + " must be [" + std::to_string(c) + "]");
+    }
+  }
+  const double eps = ctx.attr_float("epsilon", 1e-5f);
+  ctx.set_output(0, kFloat, x.shape);
+  return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
+    const float* xp = static_cast<const float*>(io.in[0]);
+    const float* scale = static_cast<const float*>(io.in[1]);
+    const float* b = static_cast<const float*>(io.in[2]);
+    float* y = static_cast<float*>(io.out[0]);
+    for_each_task(io.pool, size_t(n * c), [&](size_t t, size_t) {
+      const float* xr = xp + int64_t(t) * plane;
+      float* yr = y + int64_t(t) * plane;
+      double sum = 0, sq = 0;
+      for (int64_t i = 0; i < plane; ++i) sum += xr[i];
+      const double mean = plane ? sum / double(plane) : 0.0;
+      for (int64_t i = 0; i < plane; ++i) sq += (xr[i] - mean) * (xr[i] - mean);
+      const double var = plane ? sq / double(plane) : 0.0;
+      const int64_t ch = int64_t(t) % c;
+      const float s = float(scale[ch] / std::sqrt(var + eps));
+      const float sh = float(b[ch] - mean * s);
+      for (int64_t i = 0; i < plane; ++i) yr[i] = xr[i] * s + sh;
+    });
+  }));
+}
+
+Result<std::unique_ptr<Kernel>> build_group_norm(BuildContext& ctx) {
+  OP_RETURN_IF_ERROR(require_float(ctx, 3));
+  const ValueDesc& x = ctx.input(0);
+  if (x.shape.size() < 3) return ctx.error("X must have rank >= 3, got " + shape_string(x.shape));
+  const int64_t n = x.shape[0], c = x.shape[1], plane = plane_of(x.shape);
+  const int64_t groups = ctx.attr_int("num_groups", 0);
+  if (groups <= 0 || c % groups != 0) {
+    return ctx.error("num_groups " + std::to_string(groups) + " does not divide " +
+                     std::to_string(c) + " channels");
+  }
+  const int64_t per_param = ctx.opset() >= 21 ? c : groups;
+  for (int i = 1; i < 3; ++i) {
+    if (shape_numel(ctx.input(i).shape) != per_param) {
+      return ctx.error("input " + std::to_string(i) + " must hold " + std::to_string(per_param) +
+                       " values");
+    }
+  }
+  const double eps = ctx.attr_float("epsilon", 1e-5f);
+  const int64_t cg = c / groups;
+  ctx.set_output(0, kFloat, x.shape);
+  return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
+    const float* xp = static_cast<const float*>(io.in[0]);
+    const float* scale = static_cast<const float*>(io.in[1]);
+    const float* b = static_cast<const float*>(io.in[2]);
+    float* y = static_cast<float*>(io.out[0]);
+    for_each_task(io.pool, size_t(n * groups), [&](size_t t, size_t) {
+      const int64_t len = cg * plane;
+      const float* xr = xp + int64_t(t) * len;
+      float* yr = y + int64_t(t) * len;
+      double sum = 0, sq = 0;
+      for (int64_t i = 0; i < len; ++i) sum += xr[i];
+      const double mean = len ? sum / double(len) : 0.0;
+      for (int64_t i = 0; i < len; ++i) sq += (xr[i] - mean) * (xr[i] - mean);
+      const double inv = 1.0 / std::sqrt((len ? sq / double(len) : 0.0) + eps);
+      const int64_t gi = int64_t(t) % groups;
+      for (int64_t k = 0; k < cg; ++k) {
+        const int64_t pi = per_param == c ? gi * cg + k : gi;
+        const float s = float(scale[pi] * inv);
+        const float sh = float(b[pi] - mean * scale[pi] * inv);
+        for (int64_t i = 0; i < plane; ++i) yr[k * plane + i] = xr[k * plane + i] * s + sh;
+      }
+    });
+  }));
+}
+
+Result<std::unique_ptr<Kernel>> build_lrn(BuildContext& ctx) {
+  OP_RETURN_IF_ERROR(require_float(ctx, 1));
+  const ValueDesc& x = ctx.input(0);
+  if (x.shape.size() < 3) return ctx.error("X must have rank >= 3, got " + shape_string(x.shape));
+  const int64_t size = ctx.attr_int("size", 0);
+  if (size <= 0) return ctx.error("size must be positive");
+  const float alpha = ctx.attr_float("alpha", 1e-4f), beta = ctx.attr_float("beta", 0.75f),
+              bias = ctx.attr_float("bias", 1.0f);
+  const int64_t n = x.shape[0], c = x.shape[1], plane = plane_of(x.shape);
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  ctx.set_output(0, kFloat, x.shape);
+  return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
+    const float* xp = static_cast<const float*>(io.in[0]);
+    float* y = static_cast<float*>(io.out[0]);
+    for_each_task(io.pool, size_t(n * c), [&](size_t t, size_t) {
+      const int64_t ni = int64_t(t) / c, ch = int64_t(t) % c;
+      const int64_t lo = std::max<int64_t>(0, ch - before), hi = std::min(c - 1, ch + after);
+      for (int64_t i = 0; i < plane; ++i) {
+        double sq = 0;
+        for (int64_t k = lo; k <= hi; ++k) {
+          const double v = xp[(ni * c + k) * plane + i];
+          sq += v * v;
+        }
+        y[int64_t(t) * plane + i] =
+            float(xp[int64_t(t) * plane + i] / std::pow(bias + alpha / double(size) * sq, beta));
+      }
+    });
+  }));
+}
+
+}  // namespace
+
+const OpEntry kBatchNormalizationEntry{"BatchNormalization", build_batch_norm};
+const OpEntry kInstanceNormalizationEntry{"InstanceNormalization", build_instance_norm};
+const OpEntry kGroupNormalizationEntry{"GroupNormalization", build_group_norm};
+const OpEntry kLrnEntry{"LRN", build_lrn};
+
+}  // namespace onnx_prepack::runtime
