@@ -325,6 +325,40 @@ vad("vad", True)
 vad("vad_branch_shapes", False)
 
 
+# ---- FLOAT16 variants ---------------------------------------------------------
+def to_float16(m, feeds):
+    """The same model computing in FLOAT16: float initializers, inputs,
+    outputs and Casts to float become FLOAT16, in subgraphs too."""
+    m16 = onnx.ModelProto()
+    m16.CopyFrom(m)
+
+    def convert(g):
+        for t in g.initializer:
+            if t.data_type == TP.FLOAT:
+                t.CopyFrom(nh.from_array(nh.to_array(t).astype(np.float16), t.name))
+        for v in list(g.input) + list(g.output) + list(g.value_info):
+            if v.type.tensor_type.elem_type == TP.FLOAT:
+                v.type.tensor_type.elem_type = TP.FLOAT16
+        for n in g.node:
+            for a in n.attribute:
+                if n.op_type == "Cast" and a.name == "to" and a.i == TP.FLOAT:
+                    a.i = TP.FLOAT16
+                if a.type == onnx.AttributeProto.GRAPH:
+                    convert(a.g)
+
+    convert(m16.graph)
+    onnx.checker.check_model(m16)
+    f16 = {k: (v.astype(np.float16) if v.dtype == np.float32 else v) for k, v in feeds.items()}
+    return m16, f16
+
+
+for name, m, feeds in list(CASES):
+    if name in ("lstm_bidirectional_full", "gru_linear_before_reset", "rnn_bidirectional",
+                "kws_lstm", "vad_16000", "vad_8000"):
+        m16, f16 = to_float16(m, feeds)
+        case(name + "_float16", m16, f16)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)

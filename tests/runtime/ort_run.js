@@ -16,6 +16,7 @@ const ort = require(path.join(modules, 'onnxruntime-node'));
 
 const kTypes = {
   '<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array],
+  '<f2': ['float16', Uint16Array],
   '<i8': ['int64', BigInt64Array], '<i4': ['int32', Int32Array], '|b1': ['bool', Uint8Array],
   '|u1': ['uint8', Uint8Array], '|i1': ['int8', Int8Array],
 };
@@ -39,7 +40,7 @@ function readNpy(file) {
 }
 
 function writeNpy(file, tensor) {
-  const descr = {float32: '<f4', float64: '<f8', int64: '<i8', int32: '<i4', bool: '|b1',
+  const descr = {float32: '<f4', float64: '<f8', float16: '<f2', int64: '<i8', int32: '<i4', bool: '|b1',
                  uint8: '|u1', int8: '|i1'}[tensor.type];
   const dims = tensor.dims.map(String);
   const shape = '(' + dims.join(', ') + (dims.length === 1 ? ',' : '') + ')';
