@@ -246,6 +246,76 @@ def scan_case():
 scan_case()
 
 
+# ---- edge cases: shapes that change, zero iterations, empty tensors, nesting ----
+def edge_cases():
+    # A loop-carried value that grows each iteration (Concat): planned with the
+    # fed trip count pinned, run at plan time.
+    body = h.make_graph(
+        [h.make_node("Concat", ["acc", "one"], ["acc2"], axis=0),
+         h.make_node("Identity", ["cond"], ["cond2"])],
+        "body", [vinfo("i", TP.INT64, []), vinfo("cond", TP.BOOL, []),
+                 vinfo("acc", TP.FLOAT, [None])],
+        [vinfo("cond2", TP.BOOL, []), vinfo("acc2", TP.FLOAT, [None])])
+    g = h.make_graph([h.make_node("Loop", ["M", "", "a0"], ["out"], body=body)], "loop_grow",
+                     [vinfo("M", TP.INT64, []), vinfo("a0", TP.FLOAT, [1])],
+                     [vinfo("out", TP.FLOAT, [None])], [init("one", rand(1))])
+    case("loop_growing_state", model(g), {"M": np.array(3, dtype=np.int64), "a0": rand(1)})
+
+    # Zero iterations: the final state is the initial one, scan outputs are empty.
+    body = h.make_graph(
+        [h.make_node("Relu", ["acc"], ["acc2"]),
+         h.make_node("Identity", ["cond"], ["cond2"]),
+         h.make_node("Identity", ["acc"], ["s"])],
+        "body", [vinfo("i", TP.INT64, []), vinfo("cond", TP.BOOL, []),
+                 vinfo("acc", TP.FLOAT, [2])],
+        [vinfo("cond2", TP.BOOL, []), vinfo("acc2", TP.FLOAT, [2]), vinfo("s", TP.FLOAT, [2])])
+    g = h.make_graph([h.make_node("Loop", ["M", "", "a0"], ["out", "scan"], body=body)],
+                     "loop_zero", [vinfo("a0", TP.FLOAT, [2])],
+                     [vinfo("out", TP.FLOAT, [2]), vinfo("scan", TP.FLOAT, [0, 2])],
+                     [init("M", np.array(0, dtype=np.int64))])
+    case("loop_zero_iterations", model(g), {"a0": rand(2)})
+
+    # Empty tensors: no time steps; an input size of 0.
+    for name, (seq, batch, inp) in (("lstm_empty_sequence", (0, 2, 3)),
+                                    ("lstm_empty_input_size", (5, 2, 0))):
+        hidden = 4
+        g = h.make_graph(
+            [h.make_node("LSTM", ["X", "W", "R", "B"], ["Y", "Y_h", "Y_c"], hidden_size=hidden)],
+            name, [vinfo("X", TP.FLOAT, [seq, batch, inp])],
+            [vinfo("Y", TP.FLOAT, [seq, 1, batch, hidden]),
+             vinfo("Y_h", TP.FLOAT, [1, batch, hidden]), vinfo("Y_c", TP.FLOAT, [1, batch, hidden])],
+            [init("W", rand(1, 4 * hidden, inp)), init("R", rand(1, 4 * hidden, hidden)),
+             init("B", rand(1, 8 * hidden))])
+        case(name, model(g), {"X": rand(seq, batch, inp)})
+
+    # Two levels: a Scan body runs a Loop whose body reads a main-graph input
+    # and the Scan body's slice (outer-scope values through nested subgraphs).
+    loop_body = h.make_graph(
+        [h.make_node("Mul", ["acc", "gain"], ["m"]),
+         h.make_node("Add", ["m", "row"], ["acc2"]),
+         h.make_node("Identity", ["cond"], ["cond2"])],
+        "loop_body", [vinfo("i", TP.INT64, []), vinfo("cond", TP.BOOL, []),
+                      vinfo("acc", TP.FLOAT, [3])],
+        [vinfo("cond2", TP.BOOL, []), vinfo("acc2", TP.FLOAT, [3])])
+    scan_body = h.make_graph(
+        [h.make_node("Loop", ["three", "", "s"], ["s2"], body=loop_body),
+         h.make_node("Tanh", ["s2"], ["s_out"]),
+         h.make_node("Identity", ["s_out"], ["y"])],
+        "scan_body", [vinfo("s", TP.FLOAT, [3]), vinfo("row", TP.FLOAT, [3])],
+        [vinfo("s_out", TP.FLOAT, [3]), vinfo("y", TP.FLOAT, [3])])
+    g = h.make_graph([h.make_node("Scan", ["s0", "rows"], ["s_final", "ys"], body=scan_body,
+                                  num_scan_inputs=1)],
+                     "nested", [vinfo("s0", TP.FLOAT, [3]), vinfo("rows", TP.FLOAT, [4, 3]),
+                                vinfo("gain", TP.FLOAT, [3])],
+                     [vinfo("s_final", TP.FLOAT, [3]), vinfo("ys", TP.FLOAT, [4, 3])],
+                     [init("three", np.array(3, dtype=np.int64))])
+    case("scan_loop_nested_outer_scope", model(g),
+         {"s0": rand(3), "rows": rand(4, 3), "gain": rand(3)})
+
+
+edge_cases()
+
+
 # ---- a keyword spotter: two stacked LSTMs and a classifier ---------------------
 def kws():
     T, F, H, C = 49, 40, 64, 12
