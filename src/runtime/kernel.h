@@ -72,6 +72,9 @@ class FnKernel final : public Kernel {
 // executor; null when weight preparation is disabled.
 class WeightPreparer;
 
+// What an If/Loop/Scan builder needs to plan its subgraphs (runtime/subgraph.h).
+struct SubgraphEnv;
+
 // Input/output description seen by a builder.
 struct ValueDesc {
   int32_t dtype = kUndefined;
@@ -101,6 +104,14 @@ class BuildContext {
     return has_input(i) ? inputs_[size_t(i)]->value : nullptr;
   }
   int output_count() const { return int(outputs_.size()); }
+
+  // Outer-scope values a node's subgraphs read (If/Loop/Scan): the kernel gets
+  // their pointers in KernelIO::in after the declared inputs.
+  void set_implicit_inputs(std::vector<const ValueDesc*> v) { implicit_ = std::move(v); }
+  int implicit_input_count() const { return int(implicit_.size()); }
+  const ValueDesc& implicit_input(int i) const { return *implicit_[size_t(i)]; }
+  void set_subgraph_env(const SubgraphEnv* env) { env_ = env; }
+  const SubgraphEnv* subgraph_env() const { return env_; }
 
   // Required input, with a clear error when missing.
   Result<const ValueDesc*> require_input(int i) const;
@@ -138,6 +149,8 @@ class BuildContext {
   int opset_;
   std::vector<const ValueDesc*> inputs_;
   WeightPreparer* weights_;
+  std::vector<const ValueDesc*> implicit_;
+  const SubgraphEnv* env_ = nullptr;
   std::vector<Output> outputs_;
   std::vector<std::pair<int, int>> alias_;
 };

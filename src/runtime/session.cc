@@ -8,6 +8,7 @@
 
 #include "runtime/constants.h"
 #include "runtime/half_adapter.h"
+#include "runtime/subgraph.h"
 
 namespace onnx_prepack::runtime {
 
@@ -63,15 +64,11 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const format::M
                          " is not supported (7 to 21)");
   }
   s->opset_ = opset;
+  s->graph_ = &g;
 
-  // Every unsupported operator, named once, before anything runs.
+  // Every unsupported operator (subgraphs included), named once, before anything runs.
   std::set<std::string> unsupported;
-  for (const auto& n : g.node()) {
-    if (find_op(n.domain(), n.op_type()) == nullptr) {
-      unsupported.insert(is_default_domain(n.domain()) ? n.op_type()
-                                                       : n.domain() + "::" + n.op_type());
-    }
-  }
+  collect_unsupported(g, &unsupported);
   if (!unsupported.empty()) {
     std::string list;
     for (const auto& u : unsupported) list += (list.empty() ? "" : ", ") + u;
@@ -101,6 +98,48 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const format::M
     in.has_initializer = init_names.count(v.name()) > 0;
     s->inputs_.push_back(std::move(in));
   }
+  OP_RETURN_IF_ERROR(s->index_graph());
+  return s;
+}
+
+Result<std::unique_ptr<Session>> Session::create_subgraph(
+    std::shared_ptr<const format::Model> model, const onnx::GraphProto& graph, int opset,
+    std::vector<GraphInput> inputs, SessionOptions options) {
+  std::unique_ptr<Session> s(new Session());
+  s->model_ = std::move(model);
+  s->options_ = options;
+  s->options_.weights = nullptr;
+  if (s->options_.pool == nullptr) s->options_.pool = &base::ThreadPool::shared();
+  s->workspace_.reserve_workers(s->options_.pool->size());
+  s->opset_ = opset;
+  s->graph_ = &graph;
+  s->inputs_ = std::move(inputs);
+  std::set<std::string> unsupported;
+  collect_unsupported(graph, &unsupported);
+  if (!unsupported.empty()) {
+    return unimplemented("subgraph '" + graph.name() + "': unsupported operator " +
+                         *unsupported.begin());
+  }
+  OP_RETURN_IF_ERROR(s->index_graph());
+  return s;
+}
+
+std::vector<std::string> Session::node_inputs(int node) const {
+  const auto& n = graph_->node(node);
+  std::vector<std::string> names(n.input().begin(), n.input().end());
+  const auto& extra = implicit_inputs_[size_t(node)];
+  names.insert(names.end(), extra.begin(), extra.end());
+  return names;
+}
+
+Status Session::index_graph() {
+  Session* s = this;
+  const auto& g = *graph_;
+  env_ = std::make_unique<SubgraphEnv>(
+      SubgraphEnv{model_, opset_, options_.pool, options_.fold_limit_bytes});
+  std::set<std::string> init_names;
+  for (const auto& t : g.initializer()) init_names.insert(t.name());
+  for (const auto& n : g.node()) implicit_inputs_.push_back(node_outer_scope_names(n));
   for (const auto& v : g.output()) {
     if (v.type().has_sequence_type() || v.type().has_optional_type() || v.type().has_map_type()) {
       return unimplemented("graph output '" + v.name() + "': only tensor outputs are supported");
@@ -110,7 +149,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const format::M
 
   // Topological order (Kahn), checking that every input is defined.
   std::set<std::string> defined(init_names.begin(), init_names.end());
-  for (const auto& v : g.input()) defined.insert(v.name());
+  for (const auto& in : s->inputs_) defined.insert(in.name);
   std::map<std::string, int> producer;
   for (int i = 0; i < g.node_size(); ++i) {
     for (const auto& o : g.node(i).output()) {
@@ -125,7 +164,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const format::M
   std::vector<int> pending(size_t(g.node_size()), 0);
   std::map<std::string, std::vector<int>> consumers;
   for (int i = 0; i < g.node_size(); ++i) {
-    for (const auto& in : g.node(i).input()) {
+    for (const auto& in : node_inputs(i)) {
       if (in.empty() || defined.count(in)) continue;
       if (!producer.count(in)) {
         return invalid_argument("node '" + g.node(i).name() + "' (" + g.node(i).op_type() +
@@ -164,11 +203,11 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const format::M
       return invalid_argument("graph output '" + o + "' is not produced by any node");
     }
   }
-  return s;
+  return ok_status();
 }
 
 Status Session::plan(const std::map<std::string, Feed>& feeds) {
-  const auto& g = model_->proto().graph();
+  const auto& g = *graph_;
   values_.clear();
   value_index_.clear();
   steps_.clear();
@@ -261,7 +300,7 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
     for (const auto& o : n.output()) any = any || needed.count(o);
     if (!any) continue;
     live[size_t(*it)] = true;
-    for (const auto& in : n.input()) needed.insert(in);
+    for (const auto& in : node_inputs(*it)) needed.insert(in);
   }
 
   for (int ni : order_) {
@@ -269,7 +308,7 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
     const auto& node = g.node(ni);
     std::vector<int> in_ids;
     bool all_known = true;
-    for (const auto& in : node.input()) {
+    for (const auto& in : node_inputs(ni)) {
       int id = in.empty() ? -1 : value_index_.at(in);
       in_ids.push_back(id);
       if (id >= 0) all_known = all_known && values_[size_t(id)].constant.has_value();
@@ -295,7 +334,11 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
       descs.push_back(&local.back());
     }
     const OpEntry* op = find_op(node.domain(), node.op_type());
+    std::vector<const ValueDesc*> implicit(descs.begin() + node.input_size(), descs.end());
+    descs.resize(size_t(node.input_size()));
     BuildContext ctx(node, opset_, descs, options_.weights);
+    ctx.set_implicit_inputs(std::move(implicit));
+    ctx.set_subgraph_env(env_.get());
     auto built = build_node(*op, ctx);  // half_adapter.h: 16-bit floats through float
     if (!built.ok()) return built.status();
     std::unique_ptr<Kernel> kernel = std::move(*built);
@@ -499,6 +542,41 @@ Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>
     outs.push_back(std::move(t));
   }
   return outs;
+}
+
+}  // namespace onnx_prepack::runtime
+
+namespace onnx_prepack::runtime {
+
+std::vector<Session::PlannedOutput> Session::planned_outputs() const {
+  std::vector<PlannedOutput> outs;
+  for (int id : output_values_) {
+    const Value& v = values_[size_t(id)];
+    outs.push_back({v.desc.dtype, v.desc.shape, v.constant});
+  }
+  return outs;
+}
+
+Status Session::run_bound(std::span<const void* const> inputs, std::span<void* const> outputs) {
+  if (arena_ == nullptr) return invalid_argument("run: no plan (call plan() first)");
+  for (size_t i = 0; i < inputs_.size() && i < inputs.size(); ++i) {
+    auto it = fed_values_.find(inputs_[i].name);
+    if (it == fed_values_.end()) continue;
+    const Value& v = values_[size_t(it->second)];
+    size_t bytes = size_t(shape_numel(v.desc.shape)) * dtype_size(v.desc.dtype);
+    if (v.constant || bytes == 0 || v.ptr == inputs[i]) continue;
+    std::memcpy(v.ptr, inputs[i], bytes);
+  }
+  for (const Step& st : steps_) {
+    st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_});
+  }
+  for (size_t i = 0; i < output_values_.size() && i < outputs.size(); ++i) {
+    const Value& v = values_[size_t(output_values_[i])];
+    size_t bytes = size_t(shape_numel(v.desc.shape)) * dtype_size(v.desc.dtype);
+    if (outputs[i] == nullptr || bytes == 0 || outputs[i] == v.ptr) continue;
+    std::memmove(outputs[i], v.ptr, bytes);
+  }
+  return ok_status();
 }
 
 }  // namespace onnx_prepack::runtime

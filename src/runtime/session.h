@@ -6,6 +6,8 @@
 
 #include <map>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -74,13 +76,38 @@ class Session {
   // type and shape. Outputs follow output_names().
   Result<std::vector<HostTensor>> run(const std::map<std::string, Tensor>& inputs);
 
+  // A subgraph (If/Loop/Scan body) of `model` as a session of its own, with no
+  // weight preparer. `inputs` are the subgraph's formal inputs, then the
+  // outer-scope names it reads (runtime/subgraph.cc plans and runs it).
+  static Result<std::unique_ptr<Session>> create_subgraph(
+      std::shared_ptr<const format::Model> model, const onnx::GraphProto& graph, int opset,
+      std::vector<GraphInput> inputs, SessionOptions options);
+  // After plan(): each output's type and shape, and its value when known at plan time.
+  struct PlannedOutput {
+    int32_t dtype = kUndefined;
+    Shape shape;
+    std::optional<HostTensor> value;
+  };
+  std::vector<PlannedOutput> planned_outputs() const;
+  // Runs the plan with one pointer per inputs() entry (pinned and unused ones
+  // are not read) and copies output i to outputs[i] (skipped when null).
+  // Buffers must hold the planned types and shapes; outputs may alias inputs.
+  Status run_bound(std::span<const void* const> inputs, std::span<void* const> outputs);
+
   struct Value;
   struct Step;
 
  private:
   Session() = default;
+  // Outputs, outer-scope reads of subgraphs (implicit inputs), node order.
+  Status index_graph();
+  // A node's declared inputs, then the outer-scope names its subgraphs read.
+  std::vector<std::string> node_inputs(int node) const;
 
   std::shared_ptr<const format::Model> model_;
+  const onnx::GraphProto* graph_ = nullptr;                // the model's graph or a subgraph of it
+  std::vector<std::vector<std::string>> implicit_inputs_;  // per node
+  std::unique_ptr<SubgraphEnv> env_;                       // what subgraph builders need
   SessionOptions options_;
   int opset_ = 0;
   std::vector<int> order_;  // node indices in topological order

@@ -1,0 +1,81 @@
+// If: runs then_branch or else_branch. A condition known at plan time plans
+// only its branch; otherwise both are planned and must give the same output
+// types and shapes (else the condition's value is needed to plan).
+#include <cstring>
+
+#include "runtime/ops/control/control_ops.h"
+#include "runtime/session.h"
+#include "runtime/subgraph.h"
+
+namespace onnx_prepack::runtime {
+
+namespace {
+
+Status check_branch_outputs(const BuildContext& ctx, const Subgraph& g, const char* which) {
+  if (int(g.outputs().size()) != ctx.output_count()) {
+    return ctx.error(std::string(which) + " has " + std::to_string(g.outputs().size()) +
+                     " outputs, the node " + std::to_string(ctx.output_count()));
+  }
+  return ok_status();
+}
+
+std::string type_string(const Session::PlannedOutput& o) {
+  return dtype_name(o.dtype) + shape_string(o.shape);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> build_if(BuildContext& ctx) {
+  OP_ASSIGN_OR_RETURN(const ValueDesc* cond, ctx.require_input(0));
+  if (cond->dtype != kBool || checked_numel(cond->shape) != 1) {
+    return ctx.error("condition must be one bool, got " + dtype_name(cond->dtype) +
+                     shape_string(cond->shape));
+  }
+  OP_ASSIGN_OR_RETURN(const onnx::GraphProto* then_g, graph_attr(ctx, "then_branch"));
+  OP_ASSIGN_OR_RETURN(const onnx::GraphProto* else_g, graph_attr(ctx, "else_branch"));
+  const int declared = ctx.input_count();
+
+  if (const Tensor* v = ctx.input_value(0)) {
+    bool c = *v->as<uint8_t>() != 0;
+    OP_ASSIGN_OR_RETURN(std::unique_ptr<Subgraph> branch,
+                        Subgraph::plan(ctx, c ? *then_g : *else_g, {}));
+    OP_RETURN_IF_ERROR(check_branch_outputs(ctx, *branch, c ? "then_branch" : "else_branch"));
+    bool all_known = true;
+    for (const auto& o : branch->outputs()) all_known = all_known && o.value.has_value();
+    for (int i = 0; i < ctx.output_count(); ++i) {
+      const auto& o = branch->outputs()[size_t(i)];
+      if (all_known) {
+        ctx.set_output_value(i, *o.value);
+      } else {
+        ctx.set_output(i, o.dtype, o.shape);
+      }
+    }
+    if (all_known) return std::unique_ptr<Kernel>();
+    std::shared_ptr<Subgraph> g(std::move(branch));
+    return std::unique_ptr<Kernel>(new FnKernel([g, declared](const KernelIO& io) {
+      (void)g->run({}, io.in.subspan(size_t(declared)), io.out);
+    }));
+  }
+
+  OP_ASSIGN_OR_RETURN(std::unique_ptr<Subgraph> then_b, Subgraph::plan(ctx, *then_g, {}));
+  OP_ASSIGN_OR_RETURN(std::unique_ptr<Subgraph> else_b, Subgraph::plan(ctx, *else_g, {}));
+  OP_RETURN_IF_ERROR(check_branch_outputs(ctx, *then_b, "then_branch"));
+  OP_RETURN_IF_ERROR(check_branch_outputs(ctx, *else_b, "else_branch"));
+  for (int i = 0; i < ctx.output_count(); ++i) {
+    const auto& t = then_b->outputs()[size_t(i)];
+    const auto& e = else_b->outputs()[size_t(i)];
+    if (t.dtype != e.dtype || t.shape != e.shape) {
+      return ctx.error("the condition (input 0 '" + cond->name + "') " + kNeedsValue + ": output " +
+                       std::to_string(i) + " is " + type_string(t) + " in then_branch and " +
+                       type_string(e) + " in else_branch");
+    }
+    ctx.set_output(i, t.dtype, t.shape);
+  }
+  std::shared_ptr<Subgraph> tg(std::move(then_b)), eg(std::move(else_b));
+  return std::unique_ptr<Kernel>(new FnKernel([tg, eg, declared](const KernelIO& io) {
+    bool c = *static_cast<const uint8_t*>(io.in[0]) != 0;
+    (void)(c ? tg : eg)->run({}, io.in.subspan(size_t(declared)), io.out);
+  }));
+}
+
+}  // namespace onnx_prepack::runtime

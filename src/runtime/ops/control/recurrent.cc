@@ -1,0 +1,420 @@
+// RNN, GRU and LSTM (all directions, activations with alpha/beta, clip, layout
+// 0 and 1, sequence_lens, initial states, LSTM peepholes and input_forget, GRU
+// linear_before_reset). Computes in float: FLOAT16, BFLOAT16 and DOUBLE inputs
+// are widened and the outputs rounded once. The input projection of all time
+// steps is one GEMM (X W^T + biases); each step multiplies the hidden state by
+// R^T. W and R are packed into the GEMM kernels' panels once at plan time when
+// they are constants, per run otherwise.
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/f32_gemm/gemm_driver.h"
+#include "runtime/ops/control/control_ops.h"
+#include "runtime/ops/control/rnn_activation.h"
+#include "runtime/ops/gemm.h"
+
+namespace onnx_prepack::runtime {
+
+namespace {
+
+enum class CellKind { kRnn, kGru, kLstm };
+
+struct LayerSpec {
+  CellKind cell = CellKind::kRnn;
+  int gates = 1;  // rows of W per hidden unit: 1 (RNN), 3 (GRU), 4 (LSTM)
+  int dirs = 1;
+  bool reverse = false;  // direction "reverse"
+  int64_t seq = 0, batch = 0, input = 0, hidden = 0;
+  int layout = 0;
+  bool clip_on = false;
+  float clip = 0;
+  bool linear_before_reset = false, input_forget = false;
+  std::vector<RnnActivation> acts;
+  int acts_per_dir = 1;
+  int32_t dtype = kFloat;
+  bool has_b = false, has_lens = false, has_h0 = false, has_c0 = false, has_p = false;
+  int64_t gh() const { return gates * hidden; }
+  // Columns of the per-step product H R^T (GRU's hidden gate is a product of its own).
+  int64_t r_cols() const { return cell == CellKind::kGru ? 2 * hidden : gh(); }
+};
+
+// A T tensor as floats: the data itself when T is float, a widened copy otherwise.
+class FloatView {
+ public:
+  FloatView(int32_t dtype, const void* data, int64_t n) {
+    if (dtype == kFloat || data == nullptr) {
+      ptr_ = static_cast<const float*>(data);
+      return;
+    }
+    copy_.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) {
+      if (dtype == kFloat16)
+        copy_[size_t(i)] = half_to_float(static_cast<const uint16_t*>(data)[i]);
+      if (dtype == kBfloat16)
+        copy_[size_t(i)] = bfloat16_to_float(static_cast<const uint16_t*>(data)[i]);
+      if (dtype == kDouble) copy_[size_t(i)] = float(static_cast<const double*>(data)[i]);
+    }
+    ptr_ = copy_.data();
+  }
+  const float* get() const { return ptr_; }
+
+ private:
+  const float* ptr_ = nullptr;
+  std::vector<float> copy_;
+};
+
+void store_as(int32_t dtype, const float* src, int64_t n, void* dst) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (dtype == kFloat16) static_cast<uint16_t*>(dst)[i] = float_to_half(src[i]);
+    if (dtype == kBfloat16) static_cast<uint16_t*>(dst)[i] = float_to_bfloat16(src[i]);
+    if (dtype == kDouble) static_cast<double*>(dst)[i] = src[i];
+  }
+}
+
+// W^T and R^T of every direction in GEMM panels.
+struct PackedWeights {
+  size_t nr = 0;
+  std::vector<std::vector<float>> w, r, rh;  // rh: GRU's hidden-gate rows of R
+  kernels::PackedBView view(const std::vector<float>& p, int64_t k, int64_t n) const {
+    return kernels::PackedBView{p.data(), size_t(k), size_t(n), nr};
+  }
+};
+
+std::vector<float> pack_nk(const float* src, int64_t n, int64_t k, size_t nr,
+                           base::ThreadPool* pool) {
+  std::vector<float> dst(std::max<size_t>(1, kernels::packed_b_floats(size_t(k), size_t(n), nr)));
+  kernels::F32PackBArgs args{src,
+                             kernels::PackSourceLayout::kNK,
+                             kernels::PackSourceType::kFloat,
+                             size_t(k),
+                             size_t(n),
+                             nr,
+                             dst.data()};
+  (void)kernels::f32_pack_b(args, pool);
+  return dst;
+}
+
+std::shared_ptr<PackedWeights> pack_weights(const LayerSpec& s, const float* w, const float* r,
+                                            base::ThreadPool* pool) {
+  auto p = std::make_shared<PackedWeights>();
+  p->nr = gemm_panel_width();
+  const int64_t gh = s.gh(), h = s.hidden;
+  for (int d = 0; d < s.dirs; ++d) {
+    p->w.push_back(pack_nk(w + d * gh * s.input, gh, s.input, p->nr, pool));
+    p->r.push_back(pack_nk(r + d * gh * h, s.r_cols(), h, p->nr, pool));
+    if (s.cell == CellKind::kGru)
+      p->rh.push_back(pack_nk(r + d * gh * h + 2 * h * h, h, h, p->nr, pool));
+  }
+  return p;
+}
+
+// c[m, n] = a[m, k] b + bias (broadcast over rows; null: none).
+void gemm(int64_t m, const float* a, int64_t lda, kernels::PackedBView b, float* c,
+          const float* bias, base::ThreadPool* pool) {
+  if (m == 0 || b.n == 0) return;
+  kernels::F32GemmArgs args;
+  args.m = size_t(m);
+  args.a = a;
+  args.lda = size_t(lda);
+  args.b = b;
+  args.c = c;
+  args.ldc = b.n;
+  args.bias = bias;
+  args.bias_rs = 0;
+  args.bias_cs = bias ? 1 : 0;
+  kernels::F32GemmOptions options;
+  options.pool = pool;
+  (void)kernels::f32_gemm(args, options);
+}
+
+class RecurrentKernel final : public Kernel {
+ public:
+  RecurrentKernel(LayerSpec s, std::shared_ptr<PackedWeights> packed)
+      : s_(std::move(s)), packed_(std::move(packed)) {}
+  void run(const KernelIO& io) const override;
+
+ private:
+  void run_direction(int d, const float* xs, const float* bias, const int32_t* lens,
+                     const float* h0, const float* c0, const float* peep, const PackedWeights& pw,
+                     float* y, float* yh, float* yc, base::ThreadPool* pool) const;
+  float clip(float v) const { return s_.clip_on ? std::clamp(v, -s_.clip, s_.clip) : v; }
+
+  LayerSpec s_;
+  std::shared_ptr<PackedWeights> packed_;  // null: W or R known only at run time
+};
+
+void RecurrentKernel::run(const KernelIO& io) const {
+  const LayerSpec& s = s_;
+  const int64_t seq = s.seq, batch = s.batch, in = s.input, h = s.hidden, gh = s.gh();
+  // X time-major: [seq, batch, input].
+  FloatView x(s.dtype, io.in[0], seq * batch * in);
+  std::vector<float> xt;
+  const float* xs = x.get();
+  if (s.layout == 1) {
+    xt.resize(size_t(seq * batch * in));
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t t = 0; t < seq; ++t) {
+        std::copy_n(xs + (b * seq + t) * in, in, xt.data() + (t * batch + b) * in);
+      }
+    }
+    xs = xt.data();
+  }
+  std::shared_ptr<PackedWeights> packed = packed_;
+  if (!packed) {
+    FloatView w(s.dtype, io.in[1], s.dirs * gh * in), r(s.dtype, io.in[2], s.dirs * gh * h);
+    packed = pack_weights(s, w.get(), r.get(), io.pool);
+  }
+  FloatView bias(s.dtype, s.has_b ? io.in[3] : nullptr, s.dirs * 2 * gh);
+  const int32_t* lens = s.has_lens ? static_cast<const int32_t*>(io.in[4]) : nullptr;
+  // Initial states in [dirs, batch, hidden] order.
+  auto states = [&](bool has, int index) {
+    std::vector<float> v(size_t(s.dirs * batch * h), 0.0f);
+    if (!has) return v;
+    FloatView f(s.dtype, io.in[size_t(index)], s.dirs * batch * h);
+    for (int d = 0; d < s.dirs; ++d) {
+      for (int64_t b = 0; b < batch; ++b) {
+        int64_t from = s.layout == 1 ? (b * s.dirs + d) * h : (d * batch + b) * h;
+        std::copy_n(f.get() + from, h, v.data() + (d * batch + b) * h);
+      }
+    }
+    return v;
+  };
+  std::vector<float> h0 = states(s.has_h0, 5), c0 = states(s.has_c0, 6);
+  FloatView peep(s.dtype, s.has_p ? io.in[7] : nullptr, s.dirs * 3 * h);
+  // Outputs in float, layout 0 ([seq, dirs, batch, h] and [dirs, batch, h]).
+  std::vector<float> y(size_t(seq * s.dirs * batch * h), 0.0f);
+  std::vector<float> yh(size_t(s.dirs * batch * h)), yc(size_t(s.dirs * batch * h));
+  for (int d = 0; d < s.dirs; ++d) {
+    run_direction(d, xs, s.has_b ? bias.get() + d * 2 * gh : nullptr, lens,
+                  h0.data() + d * batch * h, c0.data() + d * batch * h,
+                  s.has_p ? peep.get() + d * 3 * h : nullptr, *packed, y.data(),
+                  yh.data() + d * batch * h, yc.data() + d * batch * h, io.pool);
+  }
+  auto emit = [&](const std::vector<float>& v, void* out, bool is_y) {
+    if (out == nullptr) return;
+    std::vector<float> tmp;
+    const float* src = v.data();
+    if (s.layout ==
+        1) {  // [seq, dirs, batch] -> [batch, seq, dirs]; [dirs, batch] -> [batch, dirs]
+      tmp.resize(v.size());
+      int64_t steps = is_y ? seq : 1;
+      for (int64_t t = 0; t < steps; ++t) {
+        for (int d = 0; d < s.dirs; ++d) {
+          for (int64_t b = 0; b < batch; ++b) {
+            std::copy_n(src + ((t * s.dirs + d) * batch + b) * h, h,
+                        tmp.data() + ((b * steps + t) * s.dirs + d) * h);
+          }
+        }
+      }
+      src = tmp.data();
+    }
+    if (s.dtype == kFloat) {
+      std::copy_n(src, v.size(), static_cast<float*>(out));
+    } else {
+      store_as(s.dtype, src, int64_t(v.size()), out);
+    }
+  };
+  emit(y, io.out[0], true);
+  if (io.out.size() > 1) emit(yh, io.out[1], false);
+  if (io.out.size() > 2) emit(yc, io.out[2], false);
+}
+
+void RecurrentKernel::run_direction(int d, const float* xs, const float* bias, const int32_t* lens,
+                                    const float* h0, const float* c0, const float* peep,
+                                    const PackedWeights& pw, float* y, float* yh, float* yc,
+                                    base::ThreadPool* pool) const {
+  const LayerSpec& s = s_;
+  const int64_t seq = s.seq, batch = s.batch, h = s.hidden, gh = s.gh();
+  const bool gru = s.cell == CellKind::kGru, lstm = s.cell == CellKind::kLstm;
+  const bool reverse = s.reverse || d == 1;
+  const RnnActivation* act = s.acts.data() + d * s.acts_per_dir;
+  // Biases: W's and R's summed for the input projection, except GRU's
+  // hidden-gate R bias, which belongs to the product with R_h.
+  std::vector<float> bx(size_t(gh), 0.0f), brh(size_t(h), 0.0f);
+  if (bias) {
+    for (int64_t j = 0; j < gh; ++j) {
+      bool gru_h = gru && j >= 2 * h;
+      bx[size_t(j)] = bias[j] + (gru_h ? 0.0f : bias[gh + j]);
+      if (gru_h) brh[size_t(j - 2 * h)] = bias[gh + j];
+    }
+  }
+  std::vector<float> xw(size_t(seq * batch * gh));
+  gemm(seq * batch, xs, s.input, pw.view(pw.w[size_t(d)], s.input, gh), xw.data(), bx.data(), pool);
+  std::vector<int64_t> len(size_t(batch), seq);
+  if (lens) {
+    for (int64_t b = 0; b < batch; ++b) len[size_t(b)] = std::clamp<int64_t>(lens[b], 0, seq);
+  }
+  const int64_t max_len = batch ? *std::max_element(len.begin(), len.end()) : 0;
+  std::vector<float> hs(h0, h0 + batch * h), cs(c0, c0 + batch * h);
+  std::vector<float> hr(size_t(batch * s.r_cols())), gate(size_t(batch * h)), hh(size_t(batch * h)),
+      rin(size_t(batch * h), 0.0f);
+  const kernels::PackedBView rv = pw.view(pw.r[size_t(d)], h, s.r_cols());
+  auto time_of = [&](int64_t b, int64_t step) {
+    return reverse ? len[size_t(b)] - 1 - step : step;
+  };
+  for (int64_t step = 0; step < max_len; ++step) {
+    gemm(batch, hs.data(), h, rv, hr.data(), nullptr, pool);
+    if (gru) {
+      // z and r first; then the hidden gate's product with R_h.
+      for (int64_t b = 0; b < batch; ++b) {
+        if (step >= len[size_t(b)]) continue;
+        const float* x = xw.data() + (time_of(b, step) * batch + b) * gh;
+        const float* r = hr.data() + b * 2 * h;
+        for (int64_t j = 0; j < h; ++j) {
+          float z = act[0](clip(x[j] + r[j]));
+          float rg = act[0](clip(x[h + j] + r[h + j]));
+          gate[size_t(b * h + j)] = z;
+          rin[size_t(b * h + j)] = s.linear_before_reset ? rg : rg * hs[size_t(b * h + j)];
+        }
+      }
+      gemm(batch, s.linear_before_reset ? hs.data() : rin.data(), h,
+           pw.view(pw.rh[size_t(d)], h, h), hh.data(), brh.data(), pool);
+    }
+    for (int64_t b = 0; b < batch; ++b) {
+      if (step >= len[size_t(b)]) continue;
+      const int64_t t = time_of(b, step);
+      const float* x = xw.data() + (t * batch + b) * gh;
+      const float* r = hr.data() + b * s.r_cols();
+      float* hrow = hs.data() + b * h;
+      float* crow = cs.data() + b * h;
+      for (int64_t j = 0; j < h; ++j) {
+        float hn;
+        if (gru) {
+          float z = gate[size_t(b * h + j)];
+          float hpre = s.linear_before_reset ? rin[size_t(b * h + j)] * hh[size_t(b * h + j)]
+                                             : hh[size_t(b * h + j)];
+          float cand = act[1](clip(x[2 * h + j] + hpre));
+          hn = (1.0f - z) * cand + z * hrow[j];
+        } else if (lstm) {
+          // Gate order in W and R: i, o, f, c; peepholes: i, o, f.
+          float cp = crow[j];
+          float gi = x[j] + r[j] + (peep ? peep[j] * cp : 0.0f);
+          float gf = x[2 * h + j] + r[2 * h + j] + (peep ? peep[2 * h + j] * cp : 0.0f);
+          float i = act[0](clip(gi));
+          float f = s.input_forget ? 1.0f - i : act[0](clip(gf));
+          float c = act[1](clip(x[3 * h + j] + r[3 * h + j]));
+          float cn = f * cp + i * c;
+          float go = x[h + j] + r[h + j] + (peep ? peep[h + j] * cn : 0.0f);
+          float o = act[0](clip(go));
+          crow[j] = cn;
+          hn = o * act[2](cn);
+        } else {
+          hn = act[0](clip(x[j] + r[j]));
+        }
+        hrow[j] = hn;
+      }
+      std::copy_n(hrow, h, y + ((t * s.dirs + d) * batch + b) * h);
+    }
+  }
+  std::copy(hs.begin(), hs.end(), yh);
+  std::copy(cs.begin(), cs.end(), yc);
+}
+
+Result<std::unique_ptr<Kernel>> build_recurrent(BuildContext& ctx, CellKind cell) {
+  LayerSpec s;
+  s.cell = cell;
+  s.gates = cell == CellKind::kRnn ? 1 : cell == CellKind::kGru ? 3 : 4;
+  s.acts_per_dir = s.gates == 4 ? 3 : s.gates == 3 ? 2 : 1;
+  OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
+  OP_ASSIGN_OR_RETURN(const ValueDesc* w, ctx.require_input(1));
+  OP_ASSIGN_OR_RETURN(const ValueDesc* r, ctx.require_input(2));
+  s.dtype = x->dtype;
+  if (s.dtype != kFloat && s.dtype != kFloat16 && s.dtype != kBfloat16 && s.dtype != kDouble) {
+    return ctx.error("type " + dtype_name(s.dtype) + " is not supported (float types only)");
+  }
+  for (int i : {1, 2, 3, 5, 6, 7}) {
+    if (ctx.has_input(i) && ctx.input(i).dtype != s.dtype) {
+      return ctx.error("input " + std::to_string(i) + " is " + dtype_name(ctx.input(i).dtype) +
+                       ", X is " + dtype_name(s.dtype));
+    }
+  }
+  std::string direction = ctx.attr_string("direction", "forward");
+  if (direction != "forward" && direction != "reverse" && direction != "bidirectional") {
+    return ctx.error("direction '" + direction + "' is not forward, reverse or bidirectional");
+  }
+  s.dirs = direction == "bidirectional" ? 2 : 1;
+  s.reverse = direction == "reverse";
+  s.layout = int(ctx.attr_int("layout", 0));
+  if (s.layout != 0 && s.layout != 1) return ctx.error("layout must be 0 or 1");
+  if (x->shape.size() != 3 || w->shape.size() != 3 || r->shape.size() != 3) {
+    return ctx.error("X, W and R must be 3-D, got " + shape_string(x->shape) + ", " +
+                     shape_string(w->shape) + ", " + shape_string(r->shape));
+  }
+  s.seq = s.layout == 0 ? x->shape[0] : x->shape[1];
+  s.batch = s.layout == 0 ? x->shape[1] : x->shape[0];
+  s.input = x->shape[2];
+  s.hidden = r->shape[2];
+  int64_t hidden_attr = ctx.attr_int("hidden_size", s.hidden);
+  const int64_t g = s.gates;
+  if (hidden_attr != s.hidden || w->shape != Shape{s.dirs, g * s.hidden, s.input} ||
+      r->shape != Shape{s.dirs, g * s.hidden, s.hidden}) {
+    return ctx.error("W " + shape_string(w->shape) + " and R " + shape_string(r->shape) +
+                     " do not fit X " + shape_string(x->shape) + ", hidden_size " +
+                     std::to_string(hidden_attr) + " and " + std::to_string(s.dirs) +
+                     " direction(s)");
+  }
+  auto check = [&](int i, const Shape& want, int32_t dtype, const char* what) -> Status {
+    if (!ctx.has_input(i)) return ok_status();
+    if (ctx.input(i).shape != want || ctx.input(i).dtype != dtype) {
+      return ctx.error(std::string(what) + " is " + dtype_name(ctx.input(i).dtype) +
+                       shape_string(ctx.input(i).shape) + ", expected " + dtype_name(dtype) +
+                       shape_string(want));
+    }
+    return ok_status();
+  };
+  const Shape state =
+      s.layout == 0 ? Shape{s.dirs, s.batch, s.hidden} : Shape{s.batch, s.dirs, s.hidden};
+  OP_RETURN_IF_ERROR(check(3, {s.dirs, 2 * g * s.hidden}, s.dtype, "B"));
+  OP_RETURN_IF_ERROR(check(4, {s.batch}, kInt32, "sequence_lens"));
+  OP_RETURN_IF_ERROR(check(5, state, s.dtype, "initial_h"));
+  s.has_b = ctx.has_input(3);
+  s.has_lens = ctx.has_input(4);
+  s.has_h0 = ctx.has_input(5);
+  if (cell == CellKind::kLstm) {
+    OP_RETURN_IF_ERROR(check(6, state, s.dtype, "initial_c"));
+    OP_RETURN_IF_ERROR(check(7, {s.dirs, 3 * s.hidden}, s.dtype, "P"));
+    s.has_c0 = ctx.has_input(6);
+    s.has_p = ctx.has_input(7);
+    s.input_forget = ctx.attr_int("input_forget", 0) != 0;
+  }
+  s.linear_before_reset = ctx.attr_int("linear_before_reset", 0) != 0;
+  if (const auto* a = ctx.attr("clip")) {
+    s.clip_on = true;
+    s.clip = a->f();
+  }
+  std::vector<std::string> defaults = cell == CellKind::kRnn ? std::vector<std::string>{"Tanh"}
+                                      : cell == CellKind::kGru
+                                          ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                          : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+  OP_ASSIGN_OR_RETURN(s.acts, parse_rnn_activations(ctx, defaults, s.dirs));
+  const Shape y = s.layout == 0 ? Shape{s.seq, s.dirs, s.batch, s.hidden}
+                                : Shape{s.batch, s.seq, s.dirs, s.hidden};
+  if (checked_numel(y) < 0 || checked_numel(Shape{s.seq, s.batch, g * s.hidden}) < 0 ||
+      checked_numel(Shape{s.dirs, g * s.hidden, s.input}) < 0) {
+    return ctx.error("sizes overflow");
+  }
+  ctx.set_output(0, s.dtype, y);
+  ctx.set_output(1, s.dtype, state);
+  if (cell == CellKind::kLstm) ctx.set_output(2, s.dtype, state);
+  std::shared_ptr<PackedWeights> packed;
+  if (w->value && r->value) {
+    FloatView wf(s.dtype, w->value->data, w->value->numel());
+    FloatView rf(s.dtype, r->value->data, r->value->numel());
+    packed = pack_weights(s, wf.get(), rf.get(), nullptr);
+  }
+  return std::unique_ptr<Kernel>(new RecurrentKernel(std::move(s), std::move(packed)));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> build_rnn(BuildContext& ctx) {
+  return build_recurrent(ctx, CellKind::kRnn);
+}
+Result<std::unique_ptr<Kernel>> build_gru(BuildContext& ctx) {
+  return build_recurrent(ctx, CellKind::kGru);
+}
+Result<std::unique_ptr<Kernel>> build_lstm(BuildContext& ctx) {
+  return build_recurrent(ctx, CellKind::kLstm);
+}
+
+}  // namespace onnx_prepack::runtime

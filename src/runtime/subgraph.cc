@@ -1,0 +1,123 @@
+#include "runtime/subgraph.h"
+
+#include <algorithm>
+
+namespace onnx_prepack::runtime {
+namespace {
+
+bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+template <typename Fn>
+void for_each_subgraph(const onnx::NodeProto& node, Fn&& fn) {
+  for (const auto& a : node.attribute()) {
+    if (a.has_g()) fn(a.g());
+    for (const auto& g : a.graphs()) fn(g);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> outer_scope_names(const onnx::GraphProto& g) {
+  std::set<std::string> defined, used;
+  for (const auto& v : g.input()) defined.insert(v.name());
+  for (const auto& t : g.initializer()) defined.insert(t.name());
+  for (const auto& n : g.node()) {
+    for (const auto& o : n.output()) defined.insert(o);
+  }
+  for (const auto& n : g.node()) {
+    for (const auto& in : n.input()) used.insert(in);
+    for (const auto& name : node_outer_scope_names(n)) used.insert(name);
+  }
+  for (const auto& v : g.output()) used.insert(v.name());
+  std::vector<std::string> names;
+  for (const auto& u : used) {
+    if (!u.empty() && !defined.count(u)) names.push_back(u);
+  }
+  return names;
+}
+
+std::vector<std::string> node_outer_scope_names(const onnx::NodeProto& node) {
+  std::set<std::string> names;
+  for_each_subgraph(node, [&](const onnx::GraphProto& g) {
+    for (auto& n : outer_scope_names(g)) names.insert(std::move(n));
+  });
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+void collect_unsupported(const onnx::GraphProto& g, std::set<std::string>* out) {
+  for (const auto& n : g.node()) {
+    if (find_op(n.domain(), n.op_type()) == nullptr) {
+      out->insert(is_default_domain(n.domain()) ? n.op_type() : n.domain() + "::" + n.op_type());
+    }
+    for_each_subgraph(n, [&](const onnx::GraphProto& sub) { collect_unsupported(sub, out); });
+  }
+}
+
+Result<std::unique_ptr<Subgraph>> Subgraph::plan(const BuildContext& ctx,
+                                                 const onnx::GraphProto& graph,
+                                                 const std::vector<ValueDesc>& formal) {
+  const SubgraphEnv* env = ctx.subgraph_env();
+  std::string where = ctx.where() + " subgraph '" + graph.name() + "'";
+  if (env == nullptr) return internal_error(where + ": no subgraph environment");
+  if (graph.input_size() != int(formal.size())) {
+    return invalid_argument(where + ": has " + std::to_string(graph.input_size()) +
+                            " inputs, the operator passes " + std::to_string(formal.size()));
+  }
+  auto sub = std::make_unique<Subgraph>();
+  sub->where_ = where;
+  sub->formal_count_ = formal.size();
+  std::vector<GraphInput> inputs;
+  std::map<std::string, Session::Feed> feeds;
+  for (size_t i = 0; i < formal.size(); ++i) {
+    const auto& decl = graph.input(int(i));
+    int32_t declared = decl.type().tensor_type().elem_type();
+    if (!decl.type().has_tensor_type() && decl.has_type()) {
+      return unimplemented(where + ": input '" + decl.name() + "' is not a tensor");
+    }
+    if (declared != kUndefined && declared != formal[i].dtype) {
+      return invalid_argument(where + ": input '" + decl.name() + "' is declared " +
+                              dtype_name(declared) + ", the operator passes " +
+                              dtype_name(formal[i].dtype));
+    }
+    GraphInput in;
+    in.name = decl.name();
+    in.dtype = formal[i].dtype;
+    inputs.push_back(in);
+    feeds[in.name] = {formal[i].dtype, formal[i].shape, formal[i].value};
+  }
+  for (const auto& name : outer_scope_names(graph)) {
+    int slot = -1;
+    for (int j = 0; j < ctx.implicit_input_count(); ++j) {
+      if (ctx.implicit_input(j).name == name) slot = j;
+    }
+    if (slot < 0) return internal_error(where + ": outer-scope value '" + name + "' not passed");
+    const ValueDesc& d = ctx.implicit_input(slot);
+    GraphInput in;
+    in.name = name;
+    in.dtype = d.dtype;
+    inputs.push_back(in);
+    feeds[name] = {d.dtype, d.shape, d.value};
+    sub->outer_slot_.push_back(slot);
+  }
+  SessionOptions options;
+  options.pool = env->pool;
+  options.fold_limit_bytes = env->fold_limit_bytes;
+  auto session = Session::create_subgraph(env->model, graph, env->opset, inputs, options);
+  if (!session.ok()) return session.status().with_context(where);
+  Status st = (*session)->plan(feeds);
+  if (!st.ok()) return st.with_context(where);
+  sub->session_ = std::move(*session);
+  sub->outputs_ = sub->session_->planned_outputs();
+  sub->bound_.resize(inputs.size());
+  return sub;
+}
+
+Status Subgraph::run(std::span<const void* const> formal, std::span<const void* const> outer,
+                     std::span<void* const> outputs) const {
+  for (size_t i = 0; i < formal_count_; ++i) bound_[i] = formal[i];
+  for (size_t j = 0; j < outer_slot_.size(); ++j)
+    bound_[formal_count_ + j] = outer[size_t(outer_slot_[j])];
+  return session_->run_bound(bound_, outputs);
+}
+
+}  // namespace onnx_prepack::runtime
