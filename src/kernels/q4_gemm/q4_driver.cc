@@ -40,9 +40,10 @@ void q_gemm(const QGemmKernels& kernels, const QGemmShape& s, int level, const u
   if (M <= 0 || s.N <= 0) return;
   const bool l4 = level == 4;
   const size_t kp = size_t(s.k_padded()), kb = size_t(s.k_blocks());
-  const size_t row_bytes = l4 ? round64(kp) + 2 * round64(kb * 4) : round64(kp * 4) + round64(kb * 4);
+  const size_t row_bytes =
+      l4 ? round64(kp) + 2 * round64(kb * 4) : round64(kp * 4) + round64(kb * 4);
   std::unique_ptr<uint8_t[], AlignedFree> scratch(
-      static_cast<uint8_t*>(::operator new[](row_bytes * size_t(M), std::align_val_t(64))));
+      static_cast<uint8_t*>(::operator new[](row_bytes* size_t(M), std::align_val_t(64))));
   std::vector<QARow> rows(static_cast<size_t>(M));
   for (int64_t m = 0; m < M; ++m) {
     uint8_t* base = scratch.get() + row_bytes * size_t(m);

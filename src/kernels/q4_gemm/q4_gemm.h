@@ -63,11 +63,11 @@ void q_pack_weights(const QGemmShape& shape, const QWeightSource& src, uint8_t* 
 // K) and per block the float sum (level 0), or int8 codes with per block sa and
 // sa * sum(qa) (level 4).
 struct QARow {
-  const float* a = nullptr;       // level 0: [k_padded]
-  const float* a_sum = nullptr;   // level 0: [k_blocks]
-  const int8_t* qa = nullptr;     // level 4: [k_padded]
-  const float* a_scale = nullptr; // level 4: [k_blocks] sa
-  const float* a_qsum = nullptr;  // level 4: [k_blocks] sa * sum(qa)
+  const float* a = nullptr;        // level 0: [k_padded]
+  const float* a_sum = nullptr;    // level 0: [k_blocks]
+  const int8_t* qa = nullptr;      // level 4: [k_padded]
+  const float* a_scale = nullptr;  // level 4: [k_blocks] sa
+  const float* a_qsum = nullptr;   // level 4: [k_blocks] sa * sum(qa)
 };
 
 // Microkernel: rows `rows` (<= 4) of prepared A against panels [p0, p1);
@@ -88,8 +88,8 @@ void q_gemm_l0_avx512(const QGemmShape&, const QARow*, size_t, const uint8_t*, i
                       float*, size_t, const float*);
 void q_gemm_l4_avx512(const QGemmShape&, const QARow*, size_t, const uint8_t*, int64_t, int64_t,
                       float*, size_t, const float*);
-void q_gemm_l4_avx512vnni(const QGemmShape&, const QARow*, size_t, const uint8_t*, int64_t,
-                          int64_t, float*, size_t, const float*);
+void q_gemm_l4_avx512vnni(const QGemmShape&, const QARow*, size_t, const uint8_t*, int64_t, int64_t,
+                          float*, size_t, const float*);
 
 struct QGemmKernels {
   const char* name;

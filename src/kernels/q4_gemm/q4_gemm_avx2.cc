@@ -56,7 +56,8 @@ void l4_row(const QGemmShape& s, const QARow& a, const uint8_t* packed, int64_t 
       for (int g = 0; g < groups; ++g) {
         const int64_t k = kb * s.block + g * per_group;
         for (int h = 0; h < 2; ++h) {
-          const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(rec + g * 64 + h * 32));
+          const __m256i v =
+              _mm256_load_si256(reinterpret_cast<const __m256i*>(rec + g * 64 + h * 32));
           if constexpr (kBits == 4) {
             iacc[h] = dot4<4>(iacc[h], _mm256_and_si256(v, low4), bcast4(a.qa + k));
             iacc[h] = dot4<4>(iacc[h], _mm256_and_si256(_mm256_srli_epi16(v, 4), low4),
@@ -79,8 +80,7 @@ void l4_row(const QGemmShape& s, const QARow& a, const uint8_t* packed, int64_t 
 }
 
 inline __m256 lane_byte(__m256i v, int shift) {
-  return _mm256_cvtepi32_ps(
-      _mm256_and_si256(_mm256_srli_epi32(v, shift), _mm256_set1_epi32(0xFF)));
+  return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(v, shift), _mm256_set1_epi32(0xFF)));
 }
 
 template <int kBits>
@@ -98,10 +98,12 @@ void l0_row(const QGemmShape& s, const QARow& a, const uint8_t* packed, int64_t 
       for (int g = 0; g < groups; ++g) {
         const float* ak = a.a + kb * s.block + g * per_group;
         for (int h = 0; h < 2; ++h) {
-          const __m256i v = _mm256_load_si256(reinterpret_cast<const __m256i*>(rec + g * 64 + h * 32));
+          const __m256i v =
+              _mm256_load_si256(reinterpret_cast<const __m256i*>(rec + g * 64 + h * 32));
           const int parts = kBits == 4 ? 2 : 1;
           for (int part = 0; part < parts; ++part) {
-            const __m256i w = kBits == 4 ? _mm256_and_si256(part ? _mm256_srli_epi16(v, 4) : v, low4) : v;
+            const __m256i w =
+                kBits == 4 ? _mm256_and_si256(part ? _mm256_srli_epi16(v, 4) : v, low4) : v;
             for (int r = 0; r < 4; ++r) {
               bacc[h][r & 1] = _mm256_fmadd_ps(lane_byte(w, 8 * r),
                                                _mm256_set1_ps(ak[part * 4 + r]), bacc[h][r & 1]);
@@ -123,9 +125,8 @@ void l0_row(const QGemmShape& s, const QARow& a, const uint8_t* packed, int64_t 
 
 }  // namespace
 
-void q_gemm_l0_avx2(const QGemmShape& s, const QARow* rows, size_t row_count,
-                    const uint8_t* packed, int64_t p0, int64_t p1, float* c, size_t ldc,
-                    const float* bias) {
+void q_gemm_l0_avx2(const QGemmShape& s, const QARow* rows, size_t row_count, const uint8_t* packed,
+                    int64_t p0, int64_t p1, float* c, size_t ldc, const float* bias) {
   for (size_t r = 0; r < row_count; ++r) {
     if (s.bits == 4) {
       l0_row<4>(s, rows[r], packed, p0, p1, c + r * ldc, bias);
@@ -135,9 +136,8 @@ void q_gemm_l0_avx2(const QGemmShape& s, const QARow* rows, size_t row_count,
   }
 }
 
-void q_gemm_l4_avx2(const QGemmShape& s, const QARow* rows, size_t row_count,
-                    const uint8_t* packed, int64_t p0, int64_t p1, float* c, size_t ldc,
-                    const float* bias) {
+void q_gemm_l4_avx2(const QGemmShape& s, const QARow* rows, size_t row_count, const uint8_t* packed,
+                    int64_t p0, int64_t p1, float* c, size_t ldc, const float* bias) {
   for (size_t r = 0; r < row_count; ++r) {
     if (s.bits == 4) {
       l4_row<4>(s, rows[r], packed, p0, p1, c + r * ldc, bias);

@@ -52,8 +52,8 @@ inline void store_row(const QGemmShape& s, int64_t p, __m512 acc, float* c, cons
 }
 
 template <bool kVnni, int kBits, int kRows>
-void l4_tile(const QGemmShape& s, const QARow* rows, const uint8_t* packed, int64_t p0,
-             int64_t p1, float* c, size_t ldc, const float* bias) {
+void l4_tile(const QGemmShape& s, const QARow* rows, const uint8_t* packed, int64_t p0, int64_t p1,
+             float* c, size_t ldc, const float* bias) {
   const int64_t kblocks = s.k_blocks();
   const int per_group = kBits == 4 ? 8 : 4;
   const int groups = s.block / per_group;
@@ -106,7 +106,8 @@ inline __m512 lane_byte(__m512i v) {
   } else if constexpr (kShift == 0) {
     return _mm512_cvtepi32_ps(_mm512_and_si512(v, _mm512_set1_epi32(0xFF)));
   } else {
-    return _mm512_cvtepi32_ps(_mm512_and_si512(_mm512_srli_epi32(v, kShift), _mm512_set1_epi32(0xFF)));
+    return _mm512_cvtepi32_ps(
+        _mm512_and_si512(_mm512_srli_epi32(v, kShift), _mm512_set1_epi32(0xFF)));
   }
 }
 
@@ -125,8 +126,8 @@ inline void fma4(__m512i w, const QARow* rows, int64_t k, __m512 (&bacc)[kRows][
 }
 
 template <int kBits, int kRows>
-void l0_tile(const QGemmShape& s, const QARow* rows, const uint8_t* packed, int64_t p0,
-             int64_t p1, float* c, size_t ldc, const float* bias) {
+void l0_tile(const QGemmShape& s, const QARow* rows, const uint8_t* packed, int64_t p0, int64_t p1,
+             float* c, size_t ldc, const float* bias) {
   const int64_t kblocks = s.k_blocks();
   const int per_group = kBits == 4 ? 8 : 4;
   const int groups = s.block / per_group;
@@ -174,17 +175,33 @@ inline void dispatch(const QGemmShape& s, const QARow* rows, size_t row_count,
     float* cc = c + r0 * ldc;
     if (s.bits == 4) {
       switch (n) {
-        case 1: Tile<4, 1>::run(s, rr, packed, p0, p1, cc, ldc, bias); break;
-        case 2: Tile<4, 2>::run(s, rr, packed, p0, p1, cc, ldc, bias); break;
-        case 3: Tile<4, 3>::run(s, rr, packed, p0, p1, cc, ldc, bias); break;
-        default: Tile<4, 4>::run(s, rr, packed, p0, p1, cc, ldc, bias); break;
+        case 1:
+          Tile<4, 1>::run(s, rr, packed, p0, p1, cc, ldc, bias);
+          break;
+        case 2:
+          Tile<4, 2>::run(s, rr, packed, p0, p1, cc, ldc, bias);
+          break;
+        case 3:
+          Tile<4, 3>::run(s, rr, packed, p0, p1, cc, ldc, bias);
+          break;
+        default:
+          Tile<4, 4>::run(s, rr, packed, p0, p1, cc, ldc, bias);
+          break;
       }
     } else {
       switch (n) {
-        case 1: Tile<8, 1>::run(s, rr, packed, p0, p1, cc, ldc, bias); break;
-        case 2: Tile<8, 2>::run(s, rr, packed, p0, p1, cc, ldc, bias); break;
-        case 3: Tile<8, 3>::run(s, rr, packed, p0, p1, cc, ldc, bias); break;
-        default: Tile<8, 4>::run(s, rr, packed, p0, p1, cc, ldc, bias); break;
+        case 1:
+          Tile<8, 1>::run(s, rr, packed, p0, p1, cc, ldc, bias);
+          break;
+        case 2:
+          Tile<8, 2>::run(s, rr, packed, p0, p1, cc, ldc, bias);
+          break;
+        case 3:
+          Tile<8, 3>::run(s, rr, packed, p0, p1, cc, ldc, bias);
+          break;
+        default:
+          Tile<8, 4>::run(s, rr, packed, p0, p1, cc, ldc, bias);
+          break;
       }
     }
   }

@@ -37,8 +37,14 @@ class MatMulNBitsKernel final : public Kernel {
   MatMulNBitsKernel(kernels::QGemmShape shape, int level, std::shared_ptr<const uint8_t> packed,
                     kernels::QGemmKernels fns, int64_t rows, bool half, bool has_bias,
                     std::vector<float> bias)
-      : shape_(shape), level_(level), packed_(std::move(packed)), fns_(fns), rows_(rows),
-        half_(half), has_bias_(has_bias), bias_(std::move(bias)) {}
+      : shape_(shape),
+        level_(level),
+        packed_(std::move(packed)),
+        fns_(fns),
+        rows_(rows),
+        half_(half),
+        has_bias_(has_bias),
+        bias_(std::move(bias)) {}
 
   void run(const KernelIO& io) const override {
     const size_t K = size_t(shape_.K), N = size_t(shape_.N);
@@ -92,8 +98,7 @@ Result<MatMulNBitsParams> matmul_nbits_params(const BuildContext& ctx) {
     return ctx.error("bits " + std::to_string(bits) + " is not supported (4 or 8)");
   }
   if (block < 16 || block > 256 || (block & (block - 1)) != 0) {
-    return ctx.error("block_size " + std::to_string(block) +
-                     " must be a power of 2 in [16, 256]");
+    return ctx.error("block_size " + std::to_string(block) + " must be a power of 2 in [16, 256]");
   }
   if (p.shape.K > (int64_t(1) << 40) || p.shape.N > (int64_t(1) << 40)) {
     return ctx.error("K or N too large");
@@ -139,7 +144,7 @@ Status check_matmul_nbits_sources(const BuildContext& ctx, const MatMulNBitsPara
 }
 
 Result<std::shared_ptr<const uint8_t>> pack_matmul_nbits(const BuildContext& ctx,
-                                                          const MatMulNBitsParams& p) {
+                                                         const MatMulNBitsParams& p) {
   const kernels::QGemmShape& s = p.shape;
   std::vector<float> scales = widen(*ctx.input_value(2));
   std::vector<float> zp_float;
@@ -174,8 +179,8 @@ Result<std::unique_ptr<Kernel>> build_matmul_nbits(BuildContext& ctx) {
     return ctx.error("A must be float or float16, got " + dtype_name(a->dtype));
   }
   if (a->shape.empty() || a->shape.back() != p.shape.K) {
-    return ctx.error("A " + shape_string(a->shape) + " must end in K = " +
-                     std::to_string(p.shape.K));
+    return ctx.error("A " + shape_string(a->shape) +
+                     " must end in K = " + std::to_string(p.shape.K));
   }
   OP_RETURN_IF_ERROR(check_matmul_nbits_sources(ctx, p));
   for (int i = 1; i <= 3; ++i) {
@@ -203,8 +208,8 @@ Result<std::unique_ptr<Kernel>> build_matmul_nbits(BuildContext& ctx) {
   const bool float_zp = ctx.has_input(3) && ctx.input(3).dtype != kUint8;
   const int level = p.level == 4 && !float_zp ? 4 : 0;
   return std::unique_ptr<Kernel>(new MatMulNBitsKernel(
-      p.shape, level, std::move(packed), kernels::q_gemm_select(device::host_cpu_features()),
-      rows, a->dtype == kFloat16, has_bias, std::move(bias)));
+      p.shape, level, std::move(packed), kernels::q_gemm_select(device::host_cpu_features()), rows,
+      a->dtype == kFloat16, has_bias, std::move(bias)));
 }
 
 }  // namespace onnx_prepack::runtime

@@ -18,7 +18,7 @@ Result<MatMulNBitsParams> matmul_nbits_params(const BuildContext& ctx);
 Status check_matmul_nbits_sources(const BuildContext& ctx, const MatMulNBitsParams& p);
 // The panel records (q4_gemm.h) of the node's constant B, scales, zero points.
 Result<std::shared_ptr<const uint8_t>> pack_matmul_nbits(const BuildContext& ctx,
-                                                          const MatMulNBitsParams& p);
+                                                         const MatMulNBitsParams& p);
 
 Result<std::unique_ptr<Kernel>> build_matmul_nbits(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_dequantize_linear(BuildContext& ctx);
