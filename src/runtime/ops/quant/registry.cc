@@ -7,6 +7,11 @@ namespace onnx_prepack::runtime {
 namespace {
 
 constexpr OpEntry kOps[] = {
+    {"DequantizeLinear", build_dequantize_linear},
+    {"QuantizeLinear", build_quantize_linear},
+    {"DynamicQuantizeLinear", build_dynamic_quantize_linear},
+    {"MatMulInteger", build_matmul_integer},
+    {"QLinearMatMul", build_qlinear_matmul},
     {"MatMulNBits", build_matmul_nbits, "com.microsoft"},
 };
 
