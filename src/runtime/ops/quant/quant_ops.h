@@ -26,5 +26,7 @@ Result<std::unique_ptr<Kernel>> build_quantize_linear(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_dynamic_quantize_linear(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_matmul_integer(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_qlinear_matmul(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_conv_integer(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_qlinear_conv(BuildContext& ctx);
 
 }  // namespace onnx_prepack::runtime

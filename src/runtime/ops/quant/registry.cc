@@ -12,6 +12,8 @@ constexpr OpEntry kOps[] = {
     {"DynamicQuantizeLinear", build_dynamic_quantize_linear},
     {"MatMulInteger", build_matmul_integer},
     {"QLinearMatMul", build_qlinear_matmul},
+    {"ConvInteger", build_conv_integer},
+    {"QLinearConv", build_qlinear_conv},
     {"MatMulNBits", build_matmul_nbits, "com.microsoft"},
 };
 
