@@ -10,8 +10,10 @@
 
 #include "device/cpu_features.h"
 #include "kernels/q4_gemm/q4_gemm.h"
+#include "pack/q_gemm_b.h"
 #include "runtime/kernel.h"
 #include "runtime/ops/quant/quant_ops.h"
+#include "runtime/weights.h"
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -143,9 +145,7 @@ Status check_matmul_nbits_sources(const BuildContext& ctx, const MatMulNBitsPara
   return Status();
 }
 
-Result<std::shared_ptr<const uint8_t>> pack_matmul_nbits(const BuildContext& ctx,
-                                                         const MatMulNBitsParams& p) {
-  const kernels::QGemmShape& s = p.shape;
+void fill_matmul_nbits(const BuildContext& ctx, const MatMulNBitsParams& p, uint8_t* out) {
   std::vector<float> scales = widen(*ctx.input_value(2));
   std::vector<float> zp_float;
   kernels::QWeightSource src;
@@ -160,10 +160,41 @@ Result<std::shared_ptr<const uint8_t>> pack_matmul_nbits(const BuildContext& ctx
       src.zp_float = zp_float.data();
     }
   }
-  const size_t bytes = s.packed_bytes();
+  kernels::q_pack_weights(p.shape, src, out);
+}
+
+Result<std::shared_ptr<const uint8_t>> pack_matmul_nbits(const BuildContext& ctx,
+                                                         const MatMulNBitsParams& p) {
+  // Initializers go through the session's preparer (a compiled entry checked
+  // with its lineage, or packed now); anything else is packed here.
+  const bool initializers = ctx.input(1).is_initializer && ctx.input(2).is_initializer &&
+                            (!ctx.has_input(3) || ctx.input(3).is_initializer);
+  if (ctx.weights() != nullptr && initializers) {
+    const pack::QGemmBFormat* f = pack::q_gemm_b_format(p.shape.bits);
+    const resolve::LineageRequest lineage = pack::matmul_nbits_lineage(ctx.node());
+    LineagePackRequest r;
+    r.source = ctx.input(1).name;
+    r.consumer = ctx.node().name();
+    r.format = std::string(f->name);
+    r.format_version = std::string(f->version);
+    r.dims = pack::q_gemm_b_dims(p.shape);
+    r.bytes = pack::q_gemm_b_payload_bytes(p.shape);
+    r.roles = lineage.roles;
+    r.attrs = lineage.attrs;
+    r.pack = [&](std::span<uint8_t> out) {
+      fill_matmul_nbits(ctx, p, out.data());
+      return ok_status();
+    };
+    auto got = ctx.weights()->prepare_lineage(r);
+    if (!got.ok()) return got.status().with_context(ctx.where());
+    if (!got->bytes.empty()) {
+      return std::shared_ptr<const uint8_t>(got->keep_alive, got->bytes.data());
+    }
+  }
+  const size_t bytes = p.shape.packed_bytes();
   std::shared_ptr<uint8_t> packed(
       static_cast<uint8_t*>(::operator new[](bytes, std::align_val_t(64))), AlignedFree());
-  kernels::q_pack_weights(s, src, packed.get());
+  fill_matmul_nbits(ctx, p, packed.get());
   return std::shared_ptr<const uint8_t>(packed);
 }
 
