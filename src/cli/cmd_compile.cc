@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -26,6 +27,7 @@
 #include "format/model_writer.h"
 #include "pack/format_list.h"
 #include "pack/gemm_b_weights.h"
+#include "pack/q_gemm_b.h"
 #include "resolve/memo_store.h"
 
 namespace onnx_prepack::cli {
@@ -209,6 +211,7 @@ int cmd_compile(int argc, char** argv) {
     std::string context;
     std::string name;
     uint64_t size;
+    std::function<Status(std::span<uint8_t>)> pack;  // formats outside gemm_b (MatMulNBits)
   };
   std::vector<PendingPayload> pending;  // parallel to `compiled`
   std::vector<std::shared_ptr<std::vector<uint32_t>>> keep_alive;
@@ -269,7 +272,7 @@ int cmd_compile(int argc, char** argv) {
         // Packed while the output is written (format::WriteOptions::lazy_payloads), so only
         // one payload is in memory at a time.
         const uint64_t payload_size = pack::gemm_b_payload_bytes(*f, src->k, src->n);
-        pending.push_back({f, *src, ctx, job.source, payload_size});
+        pending.push_back({f, *src, ctx, job.source, payload_size, nullptr});
         onnx::CompiledTensorProto ct;
         ct.set_source_name(job.source);
         ct.set_device(device_index[arch]);
@@ -284,6 +287,31 @@ int cmd_compile(int argc, char** argv) {
         break;
       }
     }
+  }
+  // MatMulNBits weights, each with its lineage (pack/q_gemm_b.h).
+  auto qentries = pack::q_gemm_b_entries(*model, *algorithm, &pool);
+  if (!qentries.ok()) return report_error("compile", qentries.status());
+  for (pack::QGemmBEntry& q : *qentries) {
+    if (!type_index.count(q.type.name())) {
+      type_index[q.type.name()] = out.struct_types_size();
+      *out.add_struct_types() = q.type;
+    }
+    if (!device_index.count(q.architecture)) {
+      device_index[q.architecture] = out.devices_size();
+      auto* d = out.add_devices();
+      d->set_type("cpu");
+      d->set_architecture(q.architecture);
+      d->set_runtime(std::string(device::kRuntimeName));
+      d->set_runtime_version(std::string(device::kPackingAbiVersion));
+    }
+    q.entry.set_device(device_index[q.architecture]);
+    q.entry.mutable_value()->set_type(type_index[q.type.name()]);
+    pending.push_back({nullptr, {}, q.entry.source_name(), q.entry.source_name(), q.payload_bytes,
+                       q.pack});
+    payload_bytes += q.payload_bytes;
+    hashed.push_back(q.primary_digest);
+    compiled.push_back(std::move(q.entry));
+    ++entries;
   }
   // Replace entries we would duplicate ((source, device, type) keys must stay unique).
   std::set<std::tuple<std::string, int, int>> keys;
@@ -307,6 +335,7 @@ int cmd_compile(int argc, char** argv) {
     wo.lazy_payloads[first_new + int(k)] = {
         p->size, [p, k, &pending, &pool](std::span<uint8_t> dst) -> Status {
           progress(k, pending.size(), p->name);
+          if (p->pack) return p->pack(dst).with_context(p->context);
           return pack::gemm_b_pack(*p->format, p->source, dst, &pool).with_context(p->context);
         }};
   }

@@ -43,6 +43,8 @@ constexpr std::array<ReasonInfo, kMissReasonCount> kReasons = {{
      "the source initializer has no digest (its data does not match its dims or is unreadable)"},
     {MissReason::kStaleDigest, "stale_digest",
      "the source content changed since the entry was written"},
+    {MissReason::kLineageMismatch, "lineage_mismatch",
+     "a lineage initializer name, role or attribute of the entry differs from the consuming node"},
     {MissReason::kNotPreferred, "not_preferred",
      "usable, but another entry was preferred (format order, then earliest entry)"},
 }};

@@ -60,6 +60,8 @@ int progress(MissReason r) {
       return 11;
     case MissReason::kStaleDigest:
       return 12;
+    case MissReason::kLineageMismatch:
+      return 13;
     default:
       return 0;
   }
@@ -379,6 +381,18 @@ Resolution Resolver::resolve_rules(const PackRequest& request) {
         continue;
       }
     }
+    if (request.lineage) {  // SPEC 4.5: every other source and attribute
+      auto bad = check_lineage(*request.lineage, ct, model_, options_.verify != VerifyPolicy::kOff,
+                               [&](const onnx::TensorProto& t, int i) {
+                                 return source_digest(t, i, s.algorithm, out);
+                               });
+      if (bad) {
+        c.usable = false;
+        c.reason = bad->reason;
+        c.detail = ctx + ": " + bad->detail;
+        continue;
+      }
+    }
     if (winner == nullptr) {
       winner = &s;
       c.chosen = true;
@@ -397,7 +411,7 @@ Resolution Resolver::resolve_rules(const PackRequest& request) {
     return out;
   }
 
-  try_cache(request, source, init_index, out);
+  if (!request.lineage) try_cache(request, source, init_index, out);  // store keys: one source
   if (out.hit) return out;
 
   // The miss: the candidate that got furthest, ties to the earliest entry.

@@ -21,6 +21,7 @@
 #include "digest/digest.h"
 #include "format/model.h"
 #include "resolve/cache_store.h"
+#include "resolve/lineage.h"
 #include "resolve/memo_store.h"
 #include "resolve/miss_reason.h"
 
@@ -52,6 +53,8 @@ struct AcceptableFormat {
 struct PackRequest {
   std::string source_name;
   std::vector<AcceptableFormat> formats;
+  // Set for packs that read other initializers too (SPEC 4.5; lineage.h).
+  std::optional<LineageRequest> lineage;
 };
 
 struct ResolverOptions {

@@ -47,6 +47,10 @@ class ResolvedWeights final : public WeightPreparer {
                                                    bool transposed,
                                                    const std::string& consumer) override;
 
+  // MatMulNBits weights (prepared_lineage_weights.cc): no cache-store write-back,
+  // the store's keys name one source.
+  Result<LineagePack> prepare_lineage(const LineagePackRequest& request) override;
+
   const std::vector<WeightDecision>& decisions() const { return decisions_; }
 
   // Maps the hits' payload pages into the page table now (MADV_POPULATE_READ,
@@ -60,6 +64,7 @@ class ResolvedWeights final : public WeightPreparer {
   device::IsaLevel level_;
   base::ThreadPool* pool_;
   std::map<std::pair<std::string, bool>, std::shared_ptr<const PreparedB>> cache_;
+  std::map<std::string, LineagePack> lineage_cache_;
   std::vector<WeightDecision> decisions_;
   std::vector<std::span<const uint8_t>> hit_payloads_;
 };

@@ -4,8 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/thread_pool.h"
 #include "kernels/f32_conv/f32_conv.h"
@@ -42,9 +46,29 @@ class PreparedConvFilter {
   virtual size_t mr() const = 0;
 };
 
+// A pack that reads several initializers (MatMulNBits: B, scales, zero
+// points), resolved with its lineage (SPEC 4.5). `pack` fills exactly `bytes`
+// bytes on a miss.
+struct LineagePackRequest {
+  std::string source;  // primary initializer
+  std::string consumer;
+  std::string format, format_version;
+  std::vector<uint64_t> dims;
+  uint64_t bytes = 0;
+  std::vector<std::pair<std::string, std::string>> roles;  // (role, initializer name)
+  std::vector<std::pair<std::string, std::string>> attrs;  // (attribute, value)
+  std::function<Status(std::span<uint8_t>)> pack;
+};
+struct LineagePack {
+  std::span<const uint8_t> bytes;  // 64-byte aligned; empty = the preparer does not handle it
+  std::shared_ptr<const void> keep_alive;
+};
+
 class WeightPreparer {
  public:
   virtual ~WeightPreparer() = default;
+  // A mapped hit or a fresh pack; the default leaves packing to the kernel.
+  virtual Result<LineagePack> prepare_lineage(const LineagePackRequest&) { return LineagePack{}; }
   // `source` is the initializer's name; `b` its value ([K, N], or [N, K] when
   // `transposed`). `consumer` names the node for diagnostics.
   virtual Result<std::shared_ptr<const PreparedB>> prepare(const std::string& source,

@@ -1,0 +1,87 @@
+// Persisted formats of com.microsoft::MatMulNBits weights (docs/formats.md):
+// the panel records of kernels/q4_gemm/q4_gemm.h, one format per bit width.
+// A pack reads B (primary), scales, zero points (and records bias), so every
+// entry carries its lineage (SPEC 4.5): roles scales, zero_points, bias and
+// attributes bits, block_size, K, N, accuracy_level.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "digest/digest.h"
+#include "format/model.h"
+#include "kernels/q4_gemm/q4_gemm.h"
+#include "onnx_prepack.pb.h"
+#include "onnx_prepack/status.h"
+#include "resolve/lineage.h"
+
+namespace onnx_prepack::pack {
+
+struct QGemmBFormat {
+  std::string_view name;          // StructTypeProto.name
+  std::string_view version;       // format_version
+  std::string_view architecture;  // baseline: every kernel (ref included) reads the bytes
+  int bits;
+};
+
+extern const QGemmBFormat kQ4GemmBPanel16;  // bits 4
+extern const QGemmBFormat kQ8GemmBPanel16;  // bits 8
+const QGemmBFormat* q_gemm_b_format(int bits);
+const QGemmBFormat* find_q_gemm_b_format(std::string_view name);
+
+// dims {panels, k_blocks, code_bytes} and the payload size.
+std::vector<uint64_t> q_gemm_b_dims(const kernels::QGemmShape& s);
+uint64_t q_gemm_b_payload_bytes(const kernels::QGemmShape& s);
+onnx::StructTypeProto q_gemm_b_struct_type(const QGemmBFormat& f);
+// Checks name, version and dims against the node's shape.
+Status q_gemm_b_check_entry(const QGemmBFormat& f, const onnx::StructTypeProto& type,
+                            std::span<const uint64_t> dims, const kernels::QGemmShape& s);
+
+// The MatMulNBits node's lineage: roles scales, zero_points, bias (inputs 2, 3,
+// 5; "" when absent) and its attributes, as the entry records them.
+resolve::LineageRequest matmul_nbits_lineage(const onnx::NodeProto& node);
+
+// The node's shape from its attributes; an error for values MatMulNBits refuses.
+Result<kernels::QGemmShape> matmul_nbits_shape(const onnx::NodeProto& node);
+
+// One MatMulNBits weight `compile` packs: its node and what the entry needs.
+struct QGemmBJob {
+  std::string source;  // B
+  const onnx::NodeProto* node = nullptr;
+  kernels::QGemmShape shape;
+  const QGemmBFormat* format = nullptr;
+};
+
+// Every com.microsoft::MatMulNBits of the top-level graph whose B, scales and
+// zero points are unique initializers (not graph inputs) with the sizes the
+// attributes imply and no g_idx: the weights compile packs.
+std::vector<QGemmBJob> q_gemm_b_jobs(const format::Model& model);
+
+// Packs a job's payload from the model's initializers (q_gemm_b_payload_bytes
+// bytes, `out` 64-byte aligned).
+Status q_gemm_b_pack_job(const format::Model& model, const QGemmBJob& job, std::span<uint8_t> out);
+
+}  // namespace onnx_prepack::pack
+
+namespace onnx_prepack::pack {
+
+// What `compile` writes for one MatMulNBits weight: the entry (source, digest,
+// algorithm, dims and lineage metadata; the caller sets value.type and device),
+// its struct type, architecture, payload size and how to pack it.
+struct QGemmBEntry {
+  onnx::CompiledTensorProto entry;
+  onnx::StructTypeProto type;
+  std::string architecture;
+  uint64_t payload_bytes = 0;
+  std::function<Status(std::span<uint8_t>)> pack;         // valid while the model lives
+  std::pair<std::string, digest::Digest> primary_digest;  // for the memo
+};
+Result<std::vector<QGemmBEntry>> q_gemm_b_entries(const format::Model& model,
+                                                  digest::Algorithm algorithm,
+                                                  base::ThreadPool* pool);
+
+}  // namespace onnx_prepack::pack

@@ -1,0 +1,213 @@
+// ConvInteger and QLinearConv: direct convolution of 8-bit operands less their
+// zero points into int32 (NCHW, 1 to 3 spatial dims, groups, pads, strides,
+// dilations, auto_pad), QLinearConv then requantizing with bias like
+// QLinearMatMul. Reference loops: quantized CNNs are not this runtime's focus.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "runtime/kernel.h"
+#include "runtime/ops/quant/quant_ops.h"
+
+namespace onnx_prepack::runtime {
+namespace {
+
+int32_t load8(int32_t t, const void* p, int64_t i) {
+  return t == kInt8 ? int32_t(static_cast<const int8_t*>(p)[i])
+                    : int32_t(static_cast<const uint8_t*>(p)[i]);
+}
+
+struct ConvGeom {
+  int64_t batch = 0, c = 0, m = 0, group = 1;
+  Shape in, kernel, out, stride, dilation, pad_begin;
+  int64_t in_size() const { return shape_numel(in); }
+  int64_t out_size() const { return shape_numel(out); }
+  int64_t kernel_size() const { return shape_numel(kernel); }
+};
+
+Result<ConvGeom> conv_geometry(const BuildContext& ctx, const Shape& x, const Shape& w) {
+  ConvGeom g;
+  if (x.size() < 3 || x.size() > 5 || w.size() != x.size()) {
+    return ctx.error("x " + shape_string(x) + " and w " + shape_string(w) +
+                     " must both be N, C and 1 to 3 spatial dims");
+  }
+  const size_t sd = x.size() - 2;
+  g.batch = x[0];
+  g.c = x[1];
+  g.m = w[0];
+  g.group = ctx.attr_int("group", 1);
+  if (g.group <= 0 || g.c % g.group != 0 || g.m % g.group != 0 || w[1] * g.group != g.c) {
+    return ctx.error("group " + std::to_string(g.group) + " does not fit " + std::to_string(g.c) +
+                     " input and " + std::to_string(g.m) + " output channels (w " +
+                     shape_string(w) + ")");
+  }
+  g.in.assign(x.begin() + 2, x.end());
+  g.kernel.assign(w.begin() + 2, w.end());
+  g.stride = ctx.attr_ints("strides").value_or(Shape(sd, 1));
+  g.dilation = ctx.attr_ints("dilations").value_or(Shape(sd, 1));
+  Shape pads = ctx.attr_ints("pads").value_or(Shape(2 * sd, 0));
+  if (g.stride.size() != sd || g.dilation.size() != sd || pads.size() != 2 * sd) {
+    return ctx.error("strides, dilations and pads must match " + std::to_string(sd) +
+                     " spatial dims");
+  }
+  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+  g.pad_begin.resize(sd);
+  g.out.resize(sd);
+  for (size_t d = 0; d < sd; ++d) {
+    if (g.stride[d] <= 0 || g.dilation[d] <= 0 || g.kernel[d] <= 0) {
+      return ctx.error("strides, dilations and kernel dims must be positive");
+    }
+    const int64_t ext = (g.kernel[d] - 1) * g.dilation[d] + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      g.out[d] = (g.in[d] + g.stride[d] - 1) / g.stride[d];
+      const int64_t total = std::max<int64_t>(0, (g.out[d] - 1) * g.stride[d] + ext - g.in[d]);
+      g.pad_begin[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    } else {
+      const int64_t b = auto_pad == "VALID" ? 0 : pads[d],
+                    e = auto_pad == "VALID" ? 0 : pads[d + sd];
+      g.pad_begin[d] = b;
+      const int64_t span = g.in[d] + b + e - ext;
+      if (span < 0) return ctx.error("kernel is larger than the padded input");
+      g.out[d] = span / g.stride[d] + 1;
+    }
+  }
+  return g;
+}
+
+// acc[n][m][out...] = sum over the window of (x - xz)(w - wz[m]).
+void conv_int(const ConvGeom& g, int32_t xt, const void* x, int32_t xz, int32_t wt, const void* w,
+              const void* wz, int64_t wz_n, std::vector<int32_t>& acc) {
+  const size_t sd = g.in.size();
+  const int64_t cg = g.c / g.group, mg = g.m / g.group;
+  const int64_t osz = g.out_size(), isz = g.in_size(), ksz = g.kernel_size();
+  acc.assign(size_t(g.batch * g.m * osz), 0);
+  std::vector<int64_t> oc(sd), kc(sd);
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t m = 0; m < g.m; ++m) {
+      const int64_t grp = m / mg;
+      const int32_t zw = wz ? load8(wt, wz, wz_n == 1 ? 0 : m) : 0;
+      int32_t* out = acc.data() + (n * g.m + m) * osz;
+      for (int64_t o = 0; o < osz; ++o) {
+        for (size_t d = sd, r = size_t(o); d-- > 0;) {
+          oc[d] = int64_t(r) % g.out[d];
+          r /= size_t(g.out[d]);
+        }
+        int32_t sum = 0;
+        for (int64_t ci = 0; ci < cg; ++ci) {
+          const int64_t c = grp * cg + ci;
+          for (int64_t k = 0; k < ksz; ++k) {
+            int64_t r = k, off = 0;
+            bool inside = true;
+            for (size_t d = sd; d-- > 0;) {
+              kc[d] = r % g.kernel[d];
+              r /= g.kernel[d];
+            }
+            for (size_t d = 0; d < sd; ++d) {
+              const int64_t pos = oc[d] * g.stride[d] + kc[d] * g.dilation[d] - g.pad_begin[d];
+              if (pos < 0 || pos >= g.in[d]) inside = false;
+              off = off * g.in[d] + pos;
+            }
+            if (!inside) continue;  // padding holds the zero point: contributes 0
+            const int32_t xv = load8(xt, x, (n * g.c + c) * isz + off) - xz;
+            sum += xv * (load8(wt, w, (m * cg + ci) * ksz + k) - zw);
+          }
+        }
+        out[o] = sum;
+      }
+    }
+  }
+}
+
+Status check_count(const BuildContext& ctx, int i, int64_t allowed, const char* what) {
+  if (!ctx.has_input(i)) return Status();
+  const int64_t n = checked_numel(ctx.input(i).shape);
+  if (n != 1 && n != allowed) {
+    return ctx.error(std::string(what) + " must hold 1 or " + std::to_string(allowed) +
+                     " values, got " + shape_string(ctx.input(i).shape));
+  }
+  return Status();
+}
+
+Shape out_shape(const ConvGeom& g) {
+  Shape s{g.batch, g.m};
+  s.insert(s.end(), g.out.begin(), g.out.end());
+  return s;
+}
+
+Result<std::unique_ptr<Kernel>> build_ci(BuildContext& ctx) {
+  OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
+  OP_ASSIGN_OR_RETURN(const ValueDesc* w, ctx.require_input(1));
+  if ((x->dtype != kInt8 && x->dtype != kUint8) || (w->dtype != kInt8 && w->dtype != kUint8)) {
+    return ctx.error("x and w must be int8 or uint8");
+  }
+  OP_ASSIGN_OR_RETURN(ConvGeom g, conv_geometry(ctx, x->shape, w->shape));
+  OP_RETURN_IF_ERROR(check_count(ctx, 2, 1, "x_zero_point"));
+  OP_RETURN_IF_ERROR(check_count(ctx, 3, g.m, "w_zero_point"));
+  const bool has_xz = ctx.has_input(2);
+  const int64_t wzn = ctx.has_input(3) ? checked_numel(ctx.input(3).shape) : 0;
+  ctx.set_output(0, kInt32, out_shape(g));
+  const int32_t xt = x->dtype, wt = w->dtype;
+  return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
+    std::vector<int32_t> acc;
+    const int32_t xz = has_xz ? load8(xt, io.in[2], 0) : 0;
+    conv_int(g, xt, io.in[0], xz, wt, io.in[1], wzn ? io.in[3] : nullptr, wzn, acc);
+    std::copy(acc.begin(), acc.end(), static_cast<int32_t*>(io.out[0]));
+  }));
+}
+
+Result<std::unique_ptr<Kernel>> build_qlc(BuildContext& ctx) {
+  for (int i = 0; i < 8; ++i) OP_RETURN_IF_ERROR(ctx.require_input(i).status());
+  const ValueDesc &x = ctx.input(0), &w = ctx.input(3);
+  const int32_t yt = ctx.input(7).dtype;
+  for (int32_t t : {x.dtype, w.dtype, yt}) {
+    if (t != kInt8 && t != kUint8) return ctx.error("x, w and y must be int8 or uint8");
+  }
+  for (int i : {1, 4, 6}) {
+    if (ctx.input(i).dtype != kFloat) return ctx.error("scales must be float");
+  }
+  OP_ASSIGN_OR_RETURN(ConvGeom g, conv_geometry(ctx, x.shape, w.shape));
+  OP_RETURN_IF_ERROR(check_count(ctx, 1, 1, "x_scale"));
+  OP_RETURN_IF_ERROR(check_count(ctx, 2, 1, "x_zero_point"));
+  OP_RETURN_IF_ERROR(check_count(ctx, 4, g.m, "w_scale"));
+  OP_RETURN_IF_ERROR(check_count(ctx, 5, g.m, "w_zero_point"));
+  OP_RETURN_IF_ERROR(check_count(ctx, 6, 1, "y_scale"));
+  OP_RETURN_IF_ERROR(check_count(ctx, 7, 1, "y_zero_point"));
+  const bool has_b = ctx.has_input(8);
+  if (has_b && (ctx.input(8).dtype != kInt32 || checked_numel(ctx.input(8).shape) != g.m)) {
+    return ctx.error("B must be int32 [M]");
+  }
+  const int64_t wsn = checked_numel(ctx.input(4).shape), wzn = checked_numel(ctx.input(5).shape);
+  ctx.set_output(0, yt, out_shape(g));
+  const int32_t xt = x.dtype, wt = w.dtype;
+  return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
+    std::vector<int32_t> acc;
+    conv_int(g, xt, io.in[0], load8(xt, io.in[2], 0), wt, io.in[3], io.in[5], wzn, acc);
+    const float xs = *static_cast<const float*>(io.in[1]);
+    const float* ws = static_cast<const float*>(io.in[4]);
+    const float ys = *static_cast<const float*>(io.in[6]);
+    const int32_t yz = load8(yt, io.in[7], 0);
+    const int32_t* bias = has_b ? static_cast<const int32_t*>(io.in[8]) : nullptr;
+    const int32_t lo = yt == kInt8 ? -128 : 0, hi = yt == kInt8 ? 127 : 255;
+    const int64_t osz = g.out_size();
+    for (int64_t i = 0; i < int64_t(acc.size()); ++i) {
+      const int64_t m = (i / osz) % g.m;
+      const float mult = xs * ws[wsn == 1 ? 0 : m] / ys;
+      const int32_t a = acc[size_t(i)] + (bias ? bias[m] : 0);
+      const float v = std::nearbyint(float(a) * mult) + float(yz);
+      const int32_t q = int32_t(std::clamp(v, float(lo), float(hi)));
+      if (yt == kInt8) {
+        static_cast<int8_t*>(io.out[0])[i] = int8_t(q);
+      } else {
+        static_cast<uint8_t*>(io.out[0])[i] = uint8_t(q);
+      }
+    }
+  }));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> build_conv_integer(BuildContext& ctx) { return build_ci(ctx); }
+Result<std::unique_ptr<Kernel>> build_qlinear_conv(BuildContext& ctx) { return build_qlc(ctx); }
+
+}  // namespace onnx_prepack::runtime

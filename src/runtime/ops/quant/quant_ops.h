@@ -1,0 +1,32 @@
+// Builders and shared helpers of the quantized operators (registry.cc lists them).
+#pragma once
+
+#include <memory>
+
+#include "kernels/q4_gemm/q4_gemm.h"
+#include "runtime/kernel.h"
+
+namespace onnx_prepack::runtime {
+
+// MatMulNBits attributes, checked.
+struct MatMulNBitsParams {
+  kernels::QGemmShape shape;
+  int level = 0;
+};
+Result<MatMulNBitsParams> matmul_nbits_params(const BuildContext& ctx);
+// B, scales and zero points have the types and sizes the attributes imply.
+Status check_matmul_nbits_sources(const BuildContext& ctx, const MatMulNBitsParams& p);
+// The panel records (q4_gemm.h) of the node's constant B, scales, zero points.
+Result<std::shared_ptr<const uint8_t>> pack_matmul_nbits(const BuildContext& ctx,
+                                                         const MatMulNBitsParams& p);
+
+Result<std::unique_ptr<Kernel>> build_matmul_nbits(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_dequantize_linear(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_quantize_linear(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_dynamic_quantize_linear(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_matmul_integer(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_qlinear_matmul(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_conv_integer(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_qlinear_conv(BuildContext& ctx);
+
+}  // namespace onnx_prepack::runtime
