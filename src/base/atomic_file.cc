@@ -106,12 +106,17 @@ Status write_file_atomically(const std::string& path, std::span<const uint8_t> b
 }
 
 Result<std::vector<uint8_t>> read_file(const std::string& path, uint64_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK + a type check: a FIFO or device must not block or stream forever.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return errno_status("cannot open", path);
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
     return errno_status("cannot stat", path);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return invalid_argument("'" + path + "' is not a regular file");
   }
   if (uint64_t(st.st_size) > max_bytes) {
     ::close(fd);

@@ -96,7 +96,8 @@ Result<runtime::HostTensor> random_input(const runtime::GraphInput& in, const st
   } else {
     for (int64_t d : in.dims) shape.push_back(d < 0 ? 1 : d);  // symbolic dims default to 1
   }
-  auto t = runtime::HostTensor::allocate(in.dtype, shape);
+  OP_ASSIGN_OR_RETURN(auto t,
+                      runtime::HostTensor::try_allocate(in.dtype, shape, "--input " + in.name));
   uint64_t s = seed * 0x9e3779b97f4a7c15ull + std::hash<std::string>()(in.name);
   auto next = [&] {
     s ^= s << 13;

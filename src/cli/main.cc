@@ -1,5 +1,7 @@
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <string>
 
 #include "cli/commands.h"
@@ -46,7 +48,17 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (const auto& c : kCommands) {
-    if (name == c.name) return c.fn(argc - 2, argv + 2);
+    if (name != c.name) continue;
+    // Sizes from models and options are checked before allocating; this is the
+    // last line, so that nothing ever ends in an uncaught exception (abort).
+    try {
+      return c.fn(argc - 2, argv + 2);
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "onnx-prepack %s: out of memory\n", c.name);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "onnx-prepack %s: internal error: %s\n", c.name, e.what());
+    }
+    return 2;
   }
   std::fprintf(stderr, "onnx-prepack: unknown command '%s'\n", name.c_str());
   usage(stderr);

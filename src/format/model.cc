@@ -5,6 +5,8 @@
 #include <charconv>
 #include <climits>
 
+#include "format/wire_scan.h"
+
 namespace onnx_prepack::format {
 
 std::string_view storage_name(Storage s) {
@@ -102,6 +104,9 @@ Result<ExternalRef> parse_external_entries(const ExternalDataEntries& entries) {
 
 Result<std::unique_ptr<Model>> Model::load(const std::string& path) {
   OP_ASSIGN_OR_RETURN(auto file, base::MappedFile::open(path));
+  if (file->bytes().empty()) {
+    return invalid_argument("'" + path + "' is empty (0 bytes): not an ONNX model");
+  }
   OP_ASSIGN_OR_RETURN(auto model, parse(file->bytes(), dir_of(path)));
   model->path_ = path;
   model->identity_ = file->identity();
@@ -114,12 +119,16 @@ Result<std::unique_ptr<Model>> Model::parse(std::span<const uint8_t> bytes, std:
                               " bytes; a protobuf message is limited to 2 GiB, store large "
                               "tensors as external data");
   }
+  OP_RETURN_IF_ERROR(check_wire_limits(bytes));
   auto proto = std::make_unique<onnx::ModelProto>();
   google::protobuf::io::CodedInputStream in(bytes.data(), int(bytes.size()));
   in.SetTotalBytesLimit(INT_MAX);
+  in.SetRecursionLimit(kParseRecursionLimit);
   if (!proto->ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
+    std::string where = describe_parse_failure(bytes);
     return data_loss("not a valid ONNX model: protobuf parse failed (" +
-                     std::to_string(bytes.size()) + " bytes; truncated or not a ModelProto)");
+                     std::to_string(bytes.size()) + " bytes" +
+                     (where.empty() ? "; truncated or not a ModelProto" : "; " + where) + ")");
   }
   std::unique_ptr<Model> model(new Model());
   model->proto_ = std::move(proto);

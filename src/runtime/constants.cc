@@ -29,8 +29,8 @@ Result<HostTensor> host_tensor_from_proto(const onnx::TensorProto& t, const form
   }
   if (t.has_segment())
     return unimplemented(std::string(context) + ": segmented tensors are not supported");
+  OP_ASSIGN_OR_RETURN(uint64_t bytes, checked_tensor_bytes(dt, shape, context));
   int64_t n = shape_numel(shape);
-  uint64_t bytes = uint64_t(n) * width;
   auto storage = format::storage_of(t);
   if (storage == format::Storage::kRaw || storage == format::Storage::kExternal) {
     std::span<const uint8_t> span;
@@ -52,11 +52,11 @@ Result<HostTensor> host_tensor_from_proto(const onnx::TensorProto& t, const form
     if (reinterpret_cast<uintptr_t>(span.data()) % width == 0) {
       return HostTensor::borrow(dt, shape, span.data(), std::move(keep));
     }
-    auto h = HostTensor::allocate(dt, shape);
+    OP_ASSIGN_OR_RETURN(auto h, HostTensor::try_allocate(dt, shape, context));
     if (bytes) std::memcpy(h.mutable_data(), span.data(), bytes);
     return h;
   }
-  auto h = HostTensor::allocate(dt, shape);
+  OP_ASSIGN_OR_RETURN(auto h, HostTensor::try_allocate(dt, shape, context));
   auto mismatch = [&](int have) {
     return data_loss(std::string(context) + ": holds " + std::to_string(have) + " values, " +
                      shape_string(shape) + " needs " + std::to_string(n));

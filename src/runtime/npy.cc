@@ -103,7 +103,7 @@ Result<HostTensor> parse_npy(const std::string& b, const std::string& ctx) {
                             " data bytes, " + dtype_name(dtype) + shape_string(shape) + " needs " +
                             std::to_string(need));
   }
-  auto t = HostTensor::allocate(dtype, shape);
+  OP_ASSIGN_OR_RETURN(auto t, HostTensor::try_allocate(dtype, shape, ctx));
   if (need) std::memcpy(t.mutable_data(), b.data() + data_at, need);
   return t;
 }

@@ -261,7 +261,8 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
       if (feed.value->dtype != feed.dtype || feed.value->shape != feed.shape) {
         return invalid_argument("input '" + name + "': pinned value does not match its feed");
       }
-      v.constant = HostTensor::allocate(feed.dtype, feed.shape);
+      OP_ASSIGN_OR_RETURN(v.constant,
+                          HostTensor::try_allocate(feed.dtype, feed.shape, "input '" + name + "'"));
       if (v.constant->nbytes())
         std::memcpy(v.constant->mutable_data(), feed.value->data, v.constant->nbytes());
     } else {
@@ -363,6 +364,9 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
         return invalid_argument(ctx.where() + ": output " + shape_string(v.desc.shape) +
                                 " has a negative or overflowing size");
       }
+      OP_RETURN_IF_ERROR(
+          checked_tensor_bytes(v.desc.dtype, v.desc.shape, ctx.where() + " output " + name)
+              .status());
       if (uint64_t(count) * std::max<size_t>(1, dtype_size(v.desc.dtype)) > kMaxValueBytes) {
         return resource_exhausted(ctx.where() + ": output " + shape_string(v.desc.shape) +
                                   " needs more than " + std::to_string(kMaxValueBytes >> 30) +
@@ -414,7 +418,8 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
           continue;
         }
         Value& v = values_[size_t(id)];
-        v.constant = HostTensor::allocate(v.desc.dtype, v.desc.shape);
+        OP_ASSIGN_OR_RETURN(v.constant, HostTensor::try_allocate(v.desc.dtype, v.desc.shape,
+                                                                 ctx.where() + " output"));
         op_ptrs.push_back(v.constant->mutable_data());
       }
       kernel->run(KernelIO{ip, op_ptrs, options_.pool, &workspace_});
@@ -537,7 +542,8 @@ Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>
   std::vector<HostTensor> outs;
   for (int id : output_values_) {
     const Value& v = values_[size_t(id)];
-    auto t = HostTensor::allocate(v.desc.dtype, v.desc.shape);
+    OP_ASSIGN_OR_RETURN(auto t, HostTensor::try_allocate(v.desc.dtype, v.desc.shape,
+                                                         "output '" + v.desc.name + "'"));
     if (t.nbytes()) std::memcpy(t.mutable_data(), v.ptr, t.nbytes());
     outs.push_back(std::move(t));
   }

@@ -1,7 +1,11 @@
 #include "runtime/tensor.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 namespace onnx_prepack::runtime {
 
@@ -90,6 +94,51 @@ int64_t checked_numel(const Shape& shape) {
   return n;
 }
 
+uint64_t memory_budget_bytes() {
+  static const uint64_t budget = [] {
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page = ::sysconf(_SC_PAGE_SIZE);
+    // Half the physical memory: one tensor of that size leaves room for the rest.
+    uint64_t b = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) / 2 : uint64_t(1) << 33;
+    if (const char* env = std::getenv("ONNX_PREPACK_MEMORY_BUDGET")) {
+      char* end = nullptr;
+      unsigned long long v = std::strtoull(env, &end, 10);
+      int shift = 0;
+      if (end != nullptr && (*end == 'K' || *end == 'k')) shift = 10;
+      if (end != nullptr && (*end == 'M' || *end == 'm')) shift = 20;
+      if (end != nullptr && (*end == 'G' || *end == 'g')) shift = 30;
+      if (end != env && v > 0 && v < (1ull << (63 - shift))) b = std::min<uint64_t>(b, v << shift);
+    }
+    return b;
+  }();
+  return budget;
+}
+
+Result<uint64_t> checked_tensor_bytes(int32_t dtype, const Shape& shape, std::string_view what) {
+  uint64_t n = 1;
+  bool overflow = false;
+  for (int64_t d : shape) {
+    if (d < 0) {
+      return invalid_argument(std::string(what) + ": shape " + shape_string(shape) +
+                              " has a negative dimension");
+    }
+    if (__builtin_mul_overflow(n, uint64_t(d), &n)) overflow = true;
+  }
+  uint64_t bytes = 0;
+  if (overflow ||
+      __builtin_mul_overflow(n, uint64_t(std::max<size_t>(1, dtype_size(dtype))), &bytes)) {
+    return resource_exhausted(std::string(what) + ": " + dtype_name(dtype) + " " +
+                              shape_string(shape) + " overflows a 64-bit byte count");
+  }
+  if (bytes > memory_budget_bytes()) {
+    return resource_exhausted(std::string(what) + ": " + dtype_name(dtype) + " " +
+                              shape_string(shape) + " needs " + std::to_string(bytes) +
+                              " bytes, over the memory budget of " +
+                              std::to_string(memory_budget_bytes()) + " bytes");
+  }
+  return bytes;
+}
+
 std::string shape_string(const Shape& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -109,6 +158,24 @@ HostTensor HostTensor::allocate(int32_t dtype, Shape shape) {
   void* p = std::aligned_alloc(64, rounded);
   if (p == nullptr) throw std::bad_alloc();
   std::memset(p, 0, rounded);
+  t.keep_ = std::shared_ptr<const void>(p, [](const void* q) { std::free(const_cast<void*>(q)); });
+  t.data_ = p;
+  t.owned_ = true;
+  return t;
+}
+
+Result<HostTensor> HostTensor::try_allocate(int32_t dtype, Shape shape, std::string_view what) {
+  OP_ASSIGN_OR_RETURN(uint64_t bytes, checked_tensor_bytes(dtype, shape, what));
+  HostTensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  const uint64_t rounded = std::max<uint64_t>(64, (bytes + 63) / 64 * 64);
+  void* p = std::aligned_alloc(64, size_t(rounded));
+  if (p == nullptr) {
+    return resource_exhausted(std::string(what) + ": cannot allocate " + std::to_string(bytes) +
+                              " bytes for " + dtype_name(dtype) + " " + shape_string(t.shape_));
+  }
+  std::memset(p, 0, size_t(rounded));
   t.keep_ = std::shared_ptr<const void>(p, [](const void* q) { std::free(const_cast<void*>(q)); });
   t.data_ = p;
   t.owned_ = true;

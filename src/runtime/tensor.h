@@ -50,6 +50,15 @@ std::string shape_string(const Shape& shape);  // "[1, 128, 768]"
 // the product passes 2^62.
 int64_t checked_numel(const Shape& shape);
 
+// The most bytes one tensor may take: half the machine's physical memory,
+// lowered by ONNX_PREPACK_MEMORY_BUDGET (bytes, or with a
+// K/M/G suffix) when set. Sizes from a model are checked against it before any
+// allocation, so a hostile shape fails with an error instead of bad_alloc.
+uint64_t memory_budget_bytes();
+// Bytes of a tensor of `dtype` and `shape`, with overflow and sign checks and
+// against memory_budget_bytes(); the error names `what` and the shape.
+Result<uint64_t> checked_tensor_bytes(int32_t dtype, const Shape& shape, std::string_view what);
+
 struct Tensor {
   int32_t dtype = kUndefined;
   Shape shape;
@@ -69,6 +78,9 @@ class HostTensor {
  public:
   HostTensor() = default;
   static HostTensor allocate(int32_t dtype, Shape shape);  // zero-filled
+  // allocate() for sizes that come from a model or a user: checked against the
+  // memory budget, and a failed allocation is an error, never bad_alloc.
+  static Result<HostTensor> try_allocate(int32_t dtype, Shape shape, std::string_view what);
   static HostTensor borrow(int32_t dtype, Shape shape, const void* data,
                            std::shared_ptr<const void> keep_alive);
 

@@ -179,10 +179,11 @@ Result<std::unique_ptr<Kernel>> build_constant_of_shape(BuildContext& ctx) {
                 static_cast<const uint8_t*>(r->data()) + r->nbytes());
   }
   Shape out(shape.begin(), shape.end());
+  OP_ASSIGN_OR_RETURN(uint64_t bytes, checked_tensor_bytes(dt, out, ctx.where() + " output"));
   int64_t n = shape_numel(out);
   size_t w = dtype_size(dt);
-  if (n * int64_t(w) <= (int64_t(1) << 24)) {  // small: a plan-time constant
-    auto t = HostTensor::allocate(dt, out);
+  if (bytes <= (uint64_t(1) << 24)) {  // small: a plan-time constant
+    OP_ASSIGN_OR_RETURN(auto t, HostTensor::try_allocate(dt, out, ctx.where() + " output"));
     for (int64_t i = 0; i < n; ++i)
       std::memcpy(static_cast<uint8_t*>(t.mutable_data()) + i * int64_t(w), fill.data(), w);
     ctx.set_output_value(0, std::move(t));
@@ -204,6 +205,7 @@ Result<std::unique_ptr<Kernel>> build_expand(BuildContext& ctx) {
   auto r = broadcast_shapes(x->shape, Shape(shape.begin(), shape.end()));
   if (!r.ok()) return ctx.error(r.status().message());
   Shape out = *r;
+  OP_RETURN_IF_ERROR(checked_tensor_bytes(x->dtype, out, ctx.where() + " output").status());
   ctx.set_output(0, x->dtype, out);
   auto plan = make_broadcast_plan({x->shape}, out);
   std::unique_ptr<Kernel> k;

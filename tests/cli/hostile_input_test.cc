@@ -1,0 +1,182 @@
+// Hostile inputs to the CLI (issue 11): every one ends in a clean error (exit
+// 2 with a message naming what failed) or a clean run, never a crash, an
+// abort on bad_alloc, a hang or unbounded memory.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <string>
+
+#include "testing/test_models.h"
+
+namespace onnx_prepack {
+namespace {
+
+std::string cli() { return "timeout 60 " + std::string(OP_CLI_PATH); }
+
+// y = OP(shape initializer) or Expand(x, shape): the output shape is `dims`.
+onnx::ModelProto shape_model(const std::string& op, const std::vector<int64_t>& dims) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* shp = g->add_initializer();
+  shp->set_name("shape");
+  shp->set_data_type(onnx::TensorProto::INT64);
+  shp->add_dims(int64_t(dims.size()));
+  for (int64_t d : dims) shp->add_int64_data(d);
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name("big");
+  if (op == "Expand") {
+    n->add_input("x");
+    auto* in = g->add_input();
+    in->set_name("x");
+    in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(1);
+  }
+  n->add_input("shape");
+  n->add_output("y");
+  auto* out = g->add_output();
+  out->set_name("y");
+  out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  return m;
+}
+
+TEST(HostileInput, HugeShapesFailCleanlyNamingNodeAndSize) {
+  testing::TempDir dir;
+  const int64_t k62 = int64_t(1) << 62, k61 = int64_t(1) << 61, k31 = int64_t(1) << 31;
+  for (const std::string op : {"ConstantOfShape", "Expand"}) {
+    for (const auto& dims : std::vector<std::vector<int64_t>>{{k62}, {k61}, {k31, k31}}) {
+      testing::write_bytes(dir.file("m.onnx"), shape_model(op, dims).SerializeAsString());
+      std::string out;
+      EXPECT_EQ(testing::run_command(cli() + " run " + dir.file("m.onnx"), &out), 2)
+          << op << " " << dims.size() << ": " << out;
+      EXPECT_NE(out.find("node 'big' (" + op + ")"), std::string::npos) << out;
+      EXPECT_NE(out.find(std::to_string(dims[0])), std::string::npos) << out;
+    }
+  }
+}
+
+TEST(HostileInput, HugeRandomInputIsRefusedAgainstTheMemoryBudget) {
+  testing::TempDir dir;
+  testing::write_bytes(dir.file("mlp.onnx"), testing::make_mlp(64, 8, 4, 1).SerializeAsString());
+  std::string out;
+  EXPECT_EQ(testing::run_command("ONNX_PREPACK_MEMORY_BUDGET=1G " + cli() + " run " +
+                                     dir.file("mlp.onnx") + " --input x=random:100000000x64",
+                                 &out),
+            2)
+      << out;
+  EXPECT_NE(out.find("--input x"), std::string::npos) << out;
+  EXPECT_NE(out.find("memory budget"), std::string::npos) << out;
+}
+
+TEST(HostileInput, NamedPipesAreRefusedWithoutBlocking) {
+  testing::TempDir dir;
+  ASSERT_EQ(::mkfifo(dir.file("pipe.onnx").c_str(), 0644), 0);
+  std::string out;
+  for (const char* cmd : {" run ", " inspect ", " check ", " explain "}) {
+    EXPECT_EQ(testing::run_command(cli() + cmd + dir.file("pipe.onnx"), &out), 2) << cmd << out;
+    EXPECT_NE(out.find("not a regular file"), std::string::npos) << out;
+  }
+  // External data that is a pipe.
+  onnx::ModelProto m = testing::make_mlp(4, 4, 4, 1);
+  auto* w = m.mutable_graph()->mutable_initializer(0);
+  w->clear_raw_data();
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* loc = w->add_external_data();
+  loc->set_key("location");
+  loc->set_value("pipe.data");
+  ASSERT_EQ(::mkfifo(dir.file("pipe.data").c_str(), 0644), 0);
+  testing::write_bytes(dir.file("ext.onnx"), m.SerializeAsString());
+  EXPECT_EQ(testing::run_command(cli() + " run " + dir.file("ext.onnx"), &out), 2) << out;
+  EXPECT_NE(out.find("not a regular file"), std::string::npos) << out;
+}
+
+TEST(HostileInput, EmptyFileIsNotAModel) {
+  testing::TempDir dir;
+  testing::write_bytes(dir.file("empty.onnx"), "");
+  std::string out;
+  for (const char* cmd : {" run ", " inspect ", " check "}) {
+    EXPECT_EQ(testing::run_command(cli() + cmd + dir.file("empty.onnx"), &out), 2) << cmd << out;
+    EXPECT_NE(out.find("empty"), std::string::npos) << out;
+  }
+}
+
+// A struct type declared inline `levels` deep: each level one structure whose
+// single field holds the next; the innermost field is a FLOAT scalar.
+onnx::StructTypeProto nested_struct(int levels) {
+  onnx::StructTypeProto root;
+  onnx::StructTypeProto* t = &root;
+  for (int i = 0; i < levels; ++i) {
+    auto* f = t->mutable_structure()->add_field();
+    f->set_name("f" + std::to_string(i));
+    auto* type = f->mutable_type();
+    if (i + 1 == levels) {
+      type->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+      type->mutable_tensor_type()->mutable_shape();
+    } else {
+      t = type->mutable_struct_type();
+    }
+  }
+  root.set_name("deep");
+  return root;
+}
+
+TEST(HostileInput, DeepUnusedStructTypeWithinTheDocumentedDepthLoads) {
+  testing::TempDir dir;
+  onnx::ModelProto m = testing::make_mlp(4, 4, 4, 1);
+  *m.add_struct_types() = nested_struct(60);  // 240 messages deep, under the 64-level limit
+  testing::write_bytes(dir.file("deep.onnx"), m.SerializeAsString());
+  std::string out;
+  EXPECT_EQ(testing::run_command(cli() + " run " + dir.file("deep.onnx"), &out), 0) << out;
+  EXPECT_EQ(testing::run_command(cli() + " inspect " + dir.file("deep.onnx"), &out), 0) << out;
+}
+
+TEST(HostileInput, NestingPastTheParseLimitNamesTheField) {
+  testing::TempDir dir;
+  onnx::ModelProto m = testing::make_mlp(4, 4, 4, 1);
+  *m.add_struct_types() = nested_struct(200);
+  testing::write_bytes(dir.file("deeper.onnx"), m.SerializeAsString());
+  std::string out;
+  EXPECT_EQ(testing::run_command(cli() + " run " + dir.file("deeper.onnx"), &out), 2) << out;
+  EXPECT_NE(out.find("struct_types[0].structure.field[0].type"), std::string::npos) << out;
+  EXPECT_NE(out.find("nested deeper than"), std::string::npos) << out;
+}
+
+TEST(HostileInput, MillionsOfEmptyCompiledTensorsAreCountedBeforeParsing) {
+  testing::TempDir dir;
+  std::string bytes = testing::make_mlp(4, 4, 4, 1).SerializeAsString();
+  // Field 20002, wire type 2, length 0: four bytes per empty entry.
+  const std::string empty_entry = "\x92\xe2\x09\x00";
+  ASSERT_EQ(empty_entry.size(), 3u);  // the literal stops at the NUL
+  std::string one = empty_entry + std::string(1, '\0');
+  bytes.reserve(bytes.size() + 4 * 2000000);
+  for (int i = 0; i < 2000000; ++i) bytes += one;
+  testing::write_bytes(dir.file("many.onnx"), bytes);
+  std::string out;
+  // 8 MB on disk must not become gigabytes: a 1 GiB address-space cap.
+  EXPECT_EQ(
+      testing::run_command("ulimit -v 1048576; " + cli() + " run " + dir.file("many.onnx"), &out),
+      2)
+      << out;
+  EXPECT_NE(out.find("2000000 compiled_tensors"), std::string::npos) << out;
+}
+
+TEST(HostileInput, JsonOutputIsValidUtf8ForAnyName) {
+  testing::TempDir dir;
+  onnx::ModelProto m = testing::make_mlp(4, 4, 4, 1);
+  m.mutable_graph()->mutable_node(0)->set_name("bad\xff\xc3(name\xed\xa0\x80");
+  m.set_producer_name("\xe2\x82");
+  testing::write_bytes(dir.file("names.onnx"), m.SerializeAsString());
+  std::string out;
+  ASSERT_EQ(testing::run_command(cli() + " inspect --json " + dir.file("names.onnx") +
+                                     " | /usr/bin/python3 -c 'import sys,json; "
+                                     "json.loads(sys.stdin.buffer.read().decode(\"utf-8\"))'",
+                                 &out),
+            0)
+      << out;
+}
+
+}  // namespace
+}  // namespace onnx_prepack
