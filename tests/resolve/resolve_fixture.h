@@ -117,7 +117,10 @@ inline AcceptableFormat acceptable(const std::string& name = kFormat,
 
 inline PackRequest request(const std::string& source,
                            std::vector<AcceptableFormat> formats = {acceptable()}) {
-  return PackRequest{source, std::move(formats)};
+  PackRequest r;
+  r.source_name = source;
+  r.formats = std::move(formats);
+  return r;
 }
 
 // A host with only the x86-64 baseline plus what `features` lists.
