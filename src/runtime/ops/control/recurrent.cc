@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include "device/cpu_features.h"
 #include "kernels/f32_gemm/gemm_driver.h"
 #include "runtime/ops/control/control_ops.h"
 #include "runtime/ops/control/rnn_activation.h"
 #include "runtime/ops/gemm.h"
+#include "runtime/ops/vec_math.h"
 
 namespace onnx_prepack::runtime {
 
@@ -74,7 +76,8 @@ void store_as(int32_t dtype, const float* src, int64_t n, void* dst) {
 // W^T and R^T of every direction in GEMM panels.
 struct PackedWeights {
   size_t nr = 0;
-  std::vector<std::vector<float>> w, r, rh;  // rh: GRU's hidden-gate rows of R
+  const kernels::F32GemmKernel* kernel = nullptr;  // the host's micro-kernel for `nr`
+  std::vector<std::vector<float>> w, r, rh;        // rh: GRU's hidden-gate rows of R
   kernels::PackedBView view(const std::vector<float>& p, int64_t k, int64_t n) const {
     return kernels::PackedBView{p.data(), size_t(k), size_t(n), nr};
   }
@@ -98,6 +101,7 @@ std::shared_ptr<PackedWeights> pack_weights(const LayerSpec& s, const float* w, 
                                             base::ThreadPool* pool) {
   auto p = std::make_shared<PackedWeights>();
   p->nr = gemm_panel_width();
+  p->kernel = kernels::f32_gemm_select(uint32_t(p->nr), device::host_isa_level());
   const int64_t gh = s.gh(), h = s.hidden;
   for (int d = 0; d < s.dirs; ++d) {
     p->w.push_back(pack_nk(w + d * gh * s.input, gh, s.input, p->nr, pool));
@@ -123,8 +127,60 @@ void gemm(int64_t m, const float* a, int64_t lda, kernels::PackedBView b, float*
   args.bias_rs = 0;
   args.bias_cs = bias ? 1 : 0;
   kernels::F32GemmOptions options;
-  options.pool = pool;
+  // Small products cost less than waking the pool.
+  options.pool = double(m) * double(b.n) * double(b.k) >= double(1 << 20) ? pool : nullptr;
   (void)kernels::f32_gemm(args, options);
+}
+
+// The per-step product H R^T for a batch that fits one micro-kernel tile:
+// the micro-kernel runs over each panel directly (A packed as [k][row], which
+// for one row is the row itself), without the driver's blocking. Every element
+// is the same FMA chain as the driver's, so results match it.
+void step_gemm(int64_t m, const float* a, int64_t k, const PackedWeights& pw,
+               kernels::PackedBView b, float* c, const float* bias, std::vector<float>* a_pack,
+               base::ThreadPool* pool) {
+  const kernels::F32GemmKernel* uk = pw.kernel;
+  if (uk == nullptr || m > int64_t(uk->mr) || k == 0 || m == 0) {
+    gemm(m, a, k, b, c, bias, pool);
+    return;
+  }
+  const float* ap = a;
+  if (m > 1) {
+    a_pack->resize(size_t(m * k));
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < k; ++j) (*a_pack)[size_t(j * m + i)] = a[i * k + j];
+    }
+    ap = a_pack->data();
+  }
+  const size_t panels = kernels::packed_b_panels(b.n, b.nr);
+  for (size_t p = 0; p < panels; ++p) {
+    kernels::F32GemmEpilogue ep;
+    uint32_t flags = 0;
+    if (bias) {
+      flags = kernels::kGemmFinal;
+      ep.bias = bias + p * b.nr;
+      ep.bias_cs = 1;
+    }
+    uk->fn(size_t(m), std::min(b.nr, b.n - p * b.nr), size_t(k), ap, b.data + p * b.k * b.nr,
+           c + p * b.nr, b.n, flags, &ep);
+  }
+}
+
+// v = act(clip(v)) over n floats; Tanh and Sigmoid (0.5 tanh(v / 2) + 0.5)
+// through the vectorised tanh.
+void activate(const RnnActivation& act, bool clip_on, float clip, float* v, size_t n) {
+  if (clip_on) {
+    for (size_t i = 0; i < n; ++i) v[i] = std::clamp(v[i], -clip, clip);
+  }
+  if (act.kind == RnnActivation::Kind::kTanh) {
+    vec::host_vec_kernels().tanh(v, v, n);
+  } else if (act.kind == RnnActivation::Kind::kSigmoid) {
+    for (size_t i = 0; i < n; ++i) v[i] *= 0.5f;
+    vec::host_vec_kernels().tanh(v, v, n);
+    for (size_t i = 0; i < n; ++i) v[i] = 0.5f * v[i] + 0.5f;
+  } else {
+    for (size_t i = 0; i < n; ++i) v[i] = act(v[i]);
+  }
 }
 
 class RecurrentKernel final : public Kernel {
@@ -137,7 +193,6 @@ class RecurrentKernel final : public Kernel {
   void run_direction(int d, const float* xs, const float* bias, const int32_t* lens,
                      const float* h0, const float* c0, const float* peep, const PackedWeights& pw,
                      float* y, float* yh, float* yc, base::ThreadPool* pool) const;
-  float clip(float v) const { return s_.clip_on ? std::clamp(v, -s_.clip, s_.clip) : v; }
 
   LayerSpec s_;
   std::shared_ptr<PackedWeights> packed_;  // null: W or R known only at run time
@@ -252,23 +307,26 @@ void RecurrentKernel::run_direction(int d, const float* xs, const float* bias, c
   auto time_of = [&](int64_t b, int64_t step) {
     return reverse ? len[size_t(b)] - 1 - step : step;
   };
+  std::vector<float> a_pack, pre(static_cast<size_t>(4 * h)), tmp(static_cast<size_t>(h));
+  const size_t hn = size_t(h);
   for (int64_t step = 0; step < max_len; ++step) {
-    gemm(batch, hs.data(), h, rv, hr.data(), nullptr, pool);
+    step_gemm(batch, hs.data(), h, pw, rv, hr.data(), nullptr, &a_pack, pool);
     if (gru) {
       // z and r first; then the hidden gate's product with R_h.
       for (int64_t b = 0; b < batch; ++b) {
         if (step >= len[size_t(b)]) continue;
         const float* x = xw.data() + (time_of(b, step) * batch + b) * gh;
         const float* r = hr.data() + b * 2 * h;
+        for (int64_t j = 0; j < 2 * h; ++j) pre[size_t(j)] = x[j] + r[j];
+        activate(act[0], s.clip_on, s.clip, pre.data(), 2 * hn);
         for (int64_t j = 0; j < h; ++j) {
-          float z = act[0](clip(x[j] + r[j]));
-          float rg = act[0](clip(x[h + j] + r[h + j]));
-          gate[size_t(b * h + j)] = z;
+          gate[size_t(b * h + j)] = pre[size_t(j)];
+          float rg = pre[size_t(h + j)];
           rin[size_t(b * h + j)] = s.linear_before_reset ? rg : rg * hs[size_t(b * h + j)];
         }
       }
-      gemm(batch, s.linear_before_reset ? hs.data() : rin.data(), h,
-           pw.view(pw.rh[size_t(d)], h, h), hh.data(), brh.data(), pool);
+      step_gemm(batch, s.linear_before_reset ? hs.data() : rin.data(), h, pw,
+                pw.view(pw.rh[size_t(d)], h, h), hh.data(), brh.data(), &a_pack, pool);
     }
     for (int64_t b = 0; b < batch; ++b) {
       if (step >= len[size_t(b)]) continue;
@@ -277,31 +335,47 @@ void RecurrentKernel::run_direction(int d, const float* xs, const float* bias, c
       const float* r = hr.data() + b * s.r_cols();
       float* hrow = hs.data() + b * h;
       float* crow = cs.data() + b * h;
-      for (int64_t j = 0; j < h; ++j) {
-        float hn;
-        if (gru) {
-          float z = gate[size_t(b * h + j)];
-          float hpre = s.linear_before_reset ? rin[size_t(b * h + j)] * hh[size_t(b * h + j)]
-                                             : hh[size_t(b * h + j)];
-          float cand = act[1](clip(x[2 * h + j] + hpre));
-          hn = (1.0f - z) * cand + z * hrow[j];
-        } else if (lstm) {
-          // Gate order in W and R: i, o, f, c; peepholes: i, o, f.
-          float cp = crow[j];
-          float gi = x[j] + r[j] + (peep ? peep[j] * cp : 0.0f);
-          float gf = x[2 * h + j] + r[2 * h + j] + (peep ? peep[2 * h + j] * cp : 0.0f);
-          float i = act[0](clip(gi));
-          float f = s.input_forget ? 1.0f - i : act[0](clip(gf));
-          float c = act[1](clip(x[3 * h + j] + r[3 * h + j]));
-          float cn = f * cp + i * c;
-          float go = x[h + j] + r[h + j] + (peep ? peep[h + j] * cn : 0.0f);
-          float o = act[0](clip(go));
-          crow[j] = cn;
-          hn = o * act[2](cn);
-        } else {
-          hn = act[0](clip(x[j] + r[j]));
+      if (gru) {
+        const float* z = gate.data() + b * h;
+        const float* rr = rin.data() + b * h;
+        const float* hp = hh.data() + b * h;
+        for (int64_t j = 0; j < h; ++j) {
+          pre[size_t(j)] = x[2 * h + j] + (s.linear_before_reset ? rr[j] * hp[j] : hp[j]);
         }
-        hrow[j] = hn;
+        activate(act[1], s.clip_on, s.clip, pre.data(), hn);
+        for (int64_t j = 0; j < h; ++j) {
+          hrow[j] = (1.0f - z[j]) * pre[size_t(j)] + z[j] * hrow[j];
+        }
+      } else if (lstm) {
+        // Gate order in W and R: i, o, f, c; peepholes: i, o, f.
+        float* pi = pre.data();
+        float* po = pre.data() + h;
+        float* pf = pre.data() + 2 * h;
+        float* pc = pre.data() + 3 * h;
+        for (int64_t j = 0; j < h; ++j) {
+          pi[j] = x[j] + r[j] + (peep ? peep[j] * crow[j] : 0.0f);
+          pf[j] = x[2 * h + j] + r[2 * h + j] + (peep ? peep[2 * h + j] * crow[j] : 0.0f);
+          pc[j] = x[3 * h + j] + r[3 * h + j];
+        }
+        activate(act[0], s.clip_on, s.clip, pi, hn);
+        if (s.input_forget) {
+          for (int64_t j = 0; j < h; ++j) pf[j] = 1.0f - pi[j];
+        } else {
+          activate(act[0], s.clip_on, s.clip, pf, hn);
+        }
+        activate(act[1], s.clip_on, s.clip, pc, hn);
+        for (int64_t j = 0; j < h; ++j) {
+          crow[j] = pf[j] * crow[j] + pi[j] * pc[j];
+          po[j] = x[h + j] + r[h + j] + (peep ? peep[h + j] * crow[j] : 0.0f);
+          tmp[size_t(j)] = crow[j];
+        }
+        activate(act[0], s.clip_on, s.clip, po, hn);
+        activate(act[2], false, 0.0f, tmp.data(), hn);
+        for (int64_t j = 0; j < h; ++j) hrow[j] = po[j] * tmp[size_t(j)];
+      } else {
+        for (int64_t j = 0; j < h; ++j) pre[size_t(j)] = x[j] + r[j];
+        activate(act[0], s.clip_on, s.clip, pre.data(), hn);
+        std::copy_n(pre.data(), h, hrow);
       }
       std::copy_n(hrow, h, y + ((t * s.dirs + d) * batch + b) * h);
     }
