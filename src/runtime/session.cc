@@ -107,7 +107,6 @@ Result<std::unique_ptr<Session>> Session::create_subgraph(
   std::unique_ptr<Session> s(new Session());
   s->model_ = std::move(model);
   s->options_ = options;
-  s->options_.weights = nullptr;
   if (s->options_.pool == nullptr) s->options_.pool = &base::ThreadPool::shared();
   s->workspace_.reserve_workers(s->options_.pool->size());
   s->opset_ = opset;
@@ -134,8 +133,8 @@ std::vector<std::string> Session::node_inputs(int node) const {
 Status Session::index_graph() {
   Session* s = this;
   const auto& g = *graph_;
-  env_ = std::make_unique<SubgraphEnv>(
-      SubgraphEnv{model_, opset_, options_.pool, options_.fold_limit_bytes});
+  env_ = std::make_unique<SubgraphEnv>(SubgraphEnv{
+      model_, opset_, options_.pool, options_.fold_limit_bytes, options_.weights != nullptr});
   std::set<std::string> init_names;
   for (const auto& t : g.initializer()) init_names.insert(t.name());
   for (const auto& n : g.node()) implicit_inputs_.push_back(node_outer_scope_names(n));
@@ -260,6 +259,7 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
       if (feed.value->dtype != feed.dtype || feed.value->shape != feed.shape) {
         return invalid_argument("input '" + name + "': pinned value does not match its feed");
       }
+      v.desc.is_initializer = feed.is_initializer;
       v.constant = HostTensor::allocate(feed.dtype, feed.shape);
       if (v.constant->nbytes())
         std::memcpy(v.constant->mutable_data(), feed.value->data, v.constant->nbytes());
