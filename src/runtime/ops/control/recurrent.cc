@@ -239,11 +239,18 @@ void RecurrentKernel::run(const KernelIO& io) const {
   // Outputs in float, layout 0 ([seq, dirs, batch, h] and [dirs, batch, h]).
   std::vector<float> y(size_t(seq * s.dirs * batch * h), 0.0f);
   std::vector<float> yh(size_t(s.dirs * batch * h)), yc(size_t(s.dirs * batch * h));
-  for (int d = 0; d < s.dirs; ++d) {
-    run_direction(d, xs, s.has_b ? bias.get() + d * 2 * gh : nullptr, lens,
-                  h0.data() + d * batch * h, c0.data() + d * batch * h,
-                  s.has_p ? peep.get() + d * 3 * h : nullptr, *packed, y.data(),
-                  yh.data() + d * batch * h, yc.data() + d * batch * h, io.pool);
+  auto direction = [&](size_t d) {
+    run_direction(int(d), xs, s.has_b ? bias.get() + int64_t(d) * 2 * gh : nullptr, lens,
+                  h0.data() + int64_t(d) * batch * h, c0.data() + int64_t(d) * batch * h,
+                  s.has_p ? peep.get() + int64_t(d) * 3 * h : nullptr, *packed, y.data(),
+                  yh.data() + int64_t(d) * batch * h, yc.data() + int64_t(d) * batch * h, io.pool);
+  };
+  if (s.dirs == 2 && io.pool != nullptr && io.pool->size() > 1) {
+    // The directions are independent and write disjoint outputs: one per
+    // worker (the products inside then run on that worker only).
+    io.pool->parallel_for(2, [&](size_t d, size_t) { direction(d); });
+  } else {
+    for (int d = 0; d < s.dirs; ++d) direction(size_t(d));
   }
   auto emit = [&](const std::vector<float>& v, void* out, bool is_y) {
     if (out == nullptr) return;
