@@ -17,6 +17,8 @@ namespace {
 
 // Iterations run at plan time before giving up (a condition that never turns false).
 constexpr int64_t kMaxPlanTimeIterations = int64_t(1) << 24;
+// Bytes of scan output slices gathered at plan time before giving up.
+constexpr uint64_t kMaxPlanTimeScanBytes = uint64_t(4) << 30;
 
 size_t nbytes_of(int32_t dtype, const Shape& shape) {
   return size_t(shape_numel(shape)) * dtype_size(dtype);
@@ -56,6 +58,7 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
     outer.push_back(ctx.implicit_input(j).value->data);
   std::vector<std::vector<HostTensor>> scans(size_t(ls.scans));
   int64_t it = 0;
+  uint64_t scan_bytes = 0;
   auto plan_body = [&](bool pin) -> Result<std::unique_ptr<Subgraph>> {
     HostTensor iter = scalar_int64(it), c = scalar_bool(cond);
     std::vector<Tensor> views{iter.view(), c.view()};
@@ -100,6 +103,11 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
         return ctx.error("scan output " + std::to_string(k) + " changes shape from " +
                          shape_string(scans[size_t(k)][0].shape()) + " to " +
                          shape_string(s.shape()));
+      }
+      scan_bytes += s.nbytes();
+      if (scan_bytes > kMaxPlanTimeScanBytes) {
+        return ctx.error("scan outputs pass " + std::to_string(kMaxPlanTimeScanBytes >> 30) +
+                         " GiB at plan time");
       }
       scans[size_t(k)].push_back(std::move(s));
     }
