@@ -178,6 +178,35 @@ def if_outer_scope():
 if_outer_scope()
 
 
+def if_returns_outer_values():
+    # Branches whose outputs are outer-scope values themselves (no node).
+    x = vinfo("x", TP.FLOAT, [3])
+    w = vinfo("w", TP.FLOAT, [3])
+    c = vinfo("c", TP.BOOL, [1])
+    then_g = h.make_graph([], "then", [], [vinfo("x", TP.FLOAT, [3]), vinfo("k", TP.FLOAT, [3])])
+    else_g = h.make_graph([], "else", [], [vinfo("w", TP.FLOAT, [3]), vinfo("x", TP.FLOAT, [3])])
+    # ONNX Runtime refuses that form: its model has an Identity per output.
+    then_i = h.make_graph([h.make_node("Identity", ["x"], ["t0"]),
+                           h.make_node("Identity", ["k"], ["t1"])], "then", [],
+                          [vinfo("t0", TP.FLOAT, [3]), vinfo("t1", TP.FLOAT, [3])])
+    else_i = h.make_graph([h.make_node("Identity", ["w"], ["e0"]),
+                           h.make_node("Identity", ["x"], ["e1"])], "else", [],
+                          [vinfo("e0", TP.FLOAT, [3]), vinfo("e1", TP.FLOAT, [3])])
+    k = rand(3)
+    models = []
+    for tg, eg in ((then_g, else_g), (then_i, else_i)):
+        g = h.make_graph([h.make_node("If", ["c"], ["y", "z"], then_branch=tg, else_branch=eg)],
+                         "if_outer_values", [x, w, c],
+                         [vinfo("y", TP.FLOAT, [3]), vinfo("z", TP.FLOAT, [3])], [init("k", k)])
+        models.append(model(g))
+    for cv in (True, False):
+        case("if_returns_outer_values_%d" % cv, models[0],
+             {"x": rand(3), "w": rand(3), "c": np.array([cv])}, models[1])
+
+
+if_returns_outer_values()
+
+
 # ---- Loop -------------------------------------------------------------------
 def loop_cases():
     # Loop-carried sum with a scan output; trip count an initializer; the body
