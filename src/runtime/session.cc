@@ -108,7 +108,6 @@ Result<std::unique_ptr<Session>> Session::create_subgraph(
   std::unique_ptr<Session> s(new Session());
   s->model_ = std::move(model);
   s->options_ = options;
-  s->options_.weights = nullptr;
   if (s->options_.pool == nullptr) s->options_.pool = &base::ThreadPool::shared();
   s->workspace_.reserve_workers(s->options_.pool->size());
   s->opset_ = opset;
@@ -133,10 +132,9 @@ std::vector<std::string> Session::node_inputs(int node) const {
 }
 
 Status Session::index_graph() {
-  Session* s = this;
   const auto& g = *graph_;
-  env_ = std::make_unique<SubgraphEnv>(
-      SubgraphEnv{model_, opset_, options_.pool, options_.fold_limit_bytes});
+  env_ = std::make_unique<SubgraphEnv>(SubgraphEnv{
+      model_, opset_, options_.pool, options_.fold_limit_bytes, options_.weights != nullptr});
   std::set<std::string> init_names;
   for (const auto& t : g.initializer()) init_names.insert(t.name());
   for (const auto& n : g.node()) implicit_inputs_.push_back(node_outer_scope_names(n));
@@ -144,12 +142,12 @@ Status Session::index_graph() {
     if (v.type().has_sequence_type() || v.type().has_optional_type() || v.type().has_map_type()) {
       return unimplemented("graph output '" + v.name() + "': only tensor outputs are supported");
     }
-    s->output_names_.push_back(v.name());
+    output_names_.push_back(v.name());
   }
 
   // Topological order (Kahn), checking that every input is defined.
   std::set<std::string> defined(init_names.begin(), init_names.end());
-  for (const auto& in : s->inputs_) defined.insert(in.name);
+  for (const auto& in : inputs_) defined.insert(in.name);
   std::map<std::string, int> producer;
   for (int i = 0; i < g.node_size(); ++i) {
     for (const auto& o : g.node(i).output()) {
@@ -181,7 +179,7 @@ Status Session::index_graph() {
   while (!ready.empty()) {
     int i = ready.back();
     ready.pop_back();
-    s->order_.push_back(i);
+    order_.push_back(i);
     std::vector<int> next;
     for (const auto& o : g.node(i).output()) {
       auto it = consumers.find(o);
@@ -193,12 +191,12 @@ Status Session::index_graph() {
     std::sort(next.rbegin(), next.rend());
     ready.insert(ready.end(), next.begin(), next.end());
   }
-  if (int(s->order_.size()) != g.node_size()) {
+  if (int(order_.size()) != g.node_size()) {
     return invalid_argument("graph: nodes form a cycle (" +
-                            std::to_string(g.node_size() - int(s->order_.size())) +
+                            std::to_string(g.node_size() - int(order_.size())) +
                             " nodes never become ready)");
   }
-  for (const auto& o : s->output_names_) {
+  for (const auto& o : output_names_) {
     if (!defined.count(o) && !producer.count(o)) {
       return invalid_argument("graph output '" + o + "' is not produced by any node");
     }
@@ -261,6 +259,7 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
       if (feed.value->dtype != feed.dtype || feed.value->shape != feed.shape) {
         return invalid_argument("input '" + name + "': pinned value does not match its feed");
       }
+      v.desc.is_initializer = feed.is_initializer;
       OP_ASSIGN_OR_RETURN(v.constant,
                           HostTensor::try_allocate(feed.dtype, feed.shape, "input '" + name + "'"));
       if (v.constant->nbytes())

@@ -68,6 +68,9 @@ class Session {
     // When set, the plan treats this input's value as known (it may fold
     // shape arithmetic over it); run() then requires these exact bytes.
     const Tensor* value = nullptr;
+    // With `value`: a weight of the enclosing graph (a subgraph's outer-scope
+    // initializer), offered to the weight preparer like an initializer.
+    bool is_initializer = false;
   };
   Status plan(const std::map<std::string, Feed>& feeds);
   const PlanStats& stats() const { return stats_; }
@@ -76,9 +79,9 @@ class Session {
   // type and shape. Outputs follow output_names().
   Result<std::vector<HostTensor>> run(const std::map<std::string, Tensor>& inputs);
 
-  // A subgraph (If/Loop/Scan body) of `model` as a session of its own, with no
-  // weight preparer. `inputs` are the subgraph's formal inputs, then the
-  // outer-scope names it reads (runtime/subgraph.cc plans and runs it).
+  // A subgraph (If/Loop/Scan body) of `model` as a session of its own
+  // (options.weights, when set, prepares its constant B weights). `inputs` are the subgraph's
+  // formal inputs, then the outer-scope names it reads (runtime/subgraph.cc plans and runs it).
   static Result<std::unique_ptr<Session>> create_subgraph(
       std::shared_ptr<const format::Model> model, const onnx::GraphProto& graph, int opset,
       std::vector<GraphInput> inputs, SessionOptions options);

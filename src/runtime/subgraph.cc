@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/prepared_weights.h"
+
 namespace onnx_prepack::runtime {
 namespace {
 
@@ -96,12 +98,18 @@ Result<std::unique_ptr<Subgraph>> Subgraph::plan(const BuildContext& ctx,
     in.name = name;
     in.dtype = d.dtype;
     inputs.push_back(in);
-    feeds[name] = {d.dtype, d.shape, d.value};
+    feeds[name] = {d.dtype, d.shape, d.value, d.value != nullptr && d.is_initializer};
     sub->outer_slot_.push_back(slot);
   }
   SessionOptions options;
   options.pool = env->pool;
   options.fold_limit_bytes = env->fold_limit_bytes;
+  if (env->prepare_weights) {
+    // No resolver: compiled tensors are looked up for top-level weights only;
+    // these are packed when the subgraph is planned.
+    sub->weights_ = std::make_unique<ResolvedWeights>(nullptr, device::host_isa_level(), env->pool);
+    options.weights = sub->weights_.get();
+  }
   auto session = Session::create_subgraph(env->model, graph, env->opset, inputs, options);
   if (!session.ok()) return session.status().with_context(where);
   Status st = (*session)->plan(feeds);

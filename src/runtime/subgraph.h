@@ -24,6 +24,10 @@ struct SubgraphEnv {
   int opset = 0;
   base::ThreadPool* pool = nullptr;
   int64_t fold_limit_bytes = 0;
+  // The enclosing session prepares constant B weights: each subgraph then packs
+  // its own (its initializers and the outer-scope initializers it reads) once,
+  // when planned, instead of at every run.
+  bool prepare_weights = false;
 };
 
 // Names a graph reads from outer scope (node inputs and graph outputs it does
@@ -52,6 +56,7 @@ class Subgraph {
   std::string where() const { return where_; }
 
  private:
+  std::unique_ptr<WeightPreparer> weights_;  // outlives session_
   std::unique_ptr<Session> session_;
   std::vector<int>
       outer_slot_;  // per outer input of the session: index in the node's implicit list

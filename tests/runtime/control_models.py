@@ -4,7 +4,8 @@ python3-onnx, with inputs as .npy files, for tests/runtime/control_ort_test.cc.
 
 usage: python3 control_models.py OUT_DIR
 Writes OUT_DIR/<case>.onnx, OUT_DIR/<case>.<input>.npy and OUT_DIR/manifest.txt
-(one line per case: "<case> <input>=<file> ...").
+(one line per case: "<case> [ort_model=<file>] <input>=<file> ..."; ort_model is an
+equivalent model for ONNX Runtime where it lacks a form, e.g. batch-major RNN layouts).
 """
 import os
 import sys
@@ -41,8 +42,9 @@ def model(graph):
 CASES = []
 
 
-def case(name, m, feeds):
-    CASES.append((name, m, feeds))
+def case(name, m, feeds, ort_model=None):
+    """ort_model: an equivalent model ONNX Runtime runs instead (it lacks the form)."""
+    CASES.append((name, m, feeds, ort_model))
 
 
 # ---- recurrent layers: every attribute combination we support -------------
@@ -95,7 +97,22 @@ def recurrent_case(name, op, gates, hidden, inp, seq, batch, dirs, attrs, with_b
     if op == "LSTM":
         outputs.append(vinfo("Y_c", TP.FLOAT, sshape))
     g = h.make_graph([node], name, inputs, outputs, inits)
-    case(name, model(g), feeds)
+    ort_model = None
+    if layout == 1:
+        # ONNX Runtime runs layout 0 only: the same layer between Transposes.
+        tnodes = [h.make_node("Transpose", ["X"], ["X_t"], perm=[1, 0, 2])]
+        tnames = ["X_t" if n == "X" else n for n in names]
+        for n in ("h0", "c0"):
+            if n in names:
+                tnodes.append(h.make_node("Transpose", [n], [n + "_t"], perm=[1, 0, 2]))
+                tnames = [n + "_t" if x == n else x for x in tnames]
+        touts = [o + "_t" for o in outs]
+        tnodes.append(h.make_node(op, tnames, touts, hidden_size=hidden, **attrs))
+        tnodes.append(h.make_node("Transpose", ["Y_t"], ["Y"], perm=[2, 0, 1, 3]))
+        for o in outs[1:]:
+            tnodes.append(h.make_node("Transpose", [o + "_t"], [o], perm=[1, 0, 2]))
+        ort_model = model(h.make_graph(tnodes, name + "_layout0", inputs, outputs, inits))
+    case(name, model(g), feeds, ort_model)
 
 
 recurrent_case("lstm_forward", "LSTM", 4, 16, 10, 7, 3, 1, {})
@@ -111,6 +128,12 @@ recurrent_case("lstm_input_forget", "LSTM", 4, 8, 5, 5, 2, 1, {"input_forget": 1
                with_h0=True, with_c0=True)
 recurrent_case("lstm_weights_fed", "LSTM", 4, 6, 3, 4, 2, 2, {"direction": "bidirectional"},
                weights_as_inputs=True)
+recurrent_case("lstm_batch_major_layout", "LSTM", 4, 8, 5, 6, 3, 2,
+               {"direction": "bidirectional"}, with_lens=True, with_h0=True, with_c0=True,
+               with_p=True, layout=1)
+recurrent_case("gru_batch_major_layout", "GRU", 3, 8, 5, 6, 3, 1, {"direction": "reverse"},
+               with_h0=True, layout=1)
+recurrent_case("rnn_batch_major_layout", "RNN", 1, 8, 5, 6, 3, 1, {}, with_h0=True, layout=1)
 recurrent_case("gru_forward", "GRU", 3, 16, 10, 7, 3, 1, {})
 recurrent_case("gru_linear_before_reset", "GRU", 3, 8, 5, 6, 4, 2,
                {"direction": "bidirectional", "linear_before_reset": 1},
@@ -153,6 +176,35 @@ def if_outer_scope():
 
 
 if_outer_scope()
+
+
+def if_returns_outer_values():
+    # Branches whose outputs are outer-scope values themselves (no node).
+    x = vinfo("x", TP.FLOAT, [3])
+    w = vinfo("w", TP.FLOAT, [3])
+    c = vinfo("c", TP.BOOL, [1])
+    then_g = h.make_graph([], "then", [], [vinfo("x", TP.FLOAT, [3]), vinfo("k", TP.FLOAT, [3])])
+    else_g = h.make_graph([], "else", [], [vinfo("w", TP.FLOAT, [3]), vinfo("x", TP.FLOAT, [3])])
+    # ONNX Runtime refuses that form: its model has an Identity per output.
+    then_i = h.make_graph([h.make_node("Identity", ["x"], ["t0"]),
+                           h.make_node("Identity", ["k"], ["t1"])], "then", [],
+                          [vinfo("t0", TP.FLOAT, [3]), vinfo("t1", TP.FLOAT, [3])])
+    else_i = h.make_graph([h.make_node("Identity", ["w"], ["e0"]),
+                           h.make_node("Identity", ["x"], ["e1"])], "else", [],
+                          [vinfo("e0", TP.FLOAT, [3]), vinfo("e1", TP.FLOAT, [3])])
+    k = rand(3)
+    models = []
+    for tg, eg in ((then_g, else_g), (then_i, else_i)):
+        g = h.make_graph([h.make_node("If", ["c"], ["y", "z"], then_branch=tg, else_branch=eg)],
+                         "if_outer_values", [x, w, c],
+                         [vinfo("y", TP.FLOAT, [3]), vinfo("z", TP.FLOAT, [3])], [init("k", k)])
+        models.append(model(g))
+    for cv in (True, False):
+        case("if_returns_outer_values_%d" % cv, models[0],
+             {"x": rand(3), "w": rand(3), "c": np.array([cv])}, models[1])
+
+
+if_returns_outer_values()
 
 
 # ---- Loop -------------------------------------------------------------------
@@ -422,7 +474,7 @@ def to_float16(m, feeds):
     return m16, f16
 
 
-for name, m, feeds in list(CASES):
+for name, m, feeds, _ in list(CASES):
     if name in ("lstm_bidirectional_full", "gru_linear_before_reset", "rnn_bidirectional",
                 "kws_lstm", "vad_16000", "vad_8000"):
         m16, f16 = to_float16(m, feeds)
@@ -433,10 +485,14 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     lines = []
-    for name, m, feeds in CASES:
+    for name, m, feeds, ort_model in CASES:
         path = os.path.join(out, name + ".onnx")
         onnx.save(m, path)
         specs = []
+        if ort_model is not None:
+            ort_path = os.path.join(out, name + ".ort.onnx")
+            onnx.save(ort_model, ort_path)
+            specs.append("ort_model=" + ort_path)
         for k, v in feeds.items():
             f = os.path.join(out, "%s.%s.npy" % (name, k))
             np.save(f, v)

@@ -135,5 +135,66 @@ TEST(ControlFlow, LoopScanOutputNeedsTheTripCount) {
   EXPECT_EQ((*out)[1].as<float>()[2], 8.0f);
 }
 
+// Loop body: cond2 = Identity(cond), acc2 = acc + one (one: an outer-scope value).
+onnx::GraphProto counting_body() {
+  onnx::GraphProto body;
+  body.set_name("body");
+  *body.add_node() = node("Identity", {"cond"}, {"cond2"});
+  *body.add_node() = node("Add", {"acc", "one"}, {"acc2"});
+  *body.add_input() = value("i", kInt64, {});
+  *body.add_input() = value("cond", kBool, {});
+  *body.add_input() = value("acc", kFloat, {1});
+  *body.add_output() = value("cond2", kBool, {});
+  *body.add_output() = value("acc2", kFloat, {1});
+  return body;
+}
+
+onnx::TensorProto scalar_init(const std::string& name, int32_t type, double v) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(type);
+  if (type == kInt64) t.add_int64_data(int64_t(v));
+  if (type == kFloat) {
+    t.add_dims(1);
+    t.add_float_data(float(v));
+  }
+  return t;
+}
+
+TEST(ControlFlow, LoopThatCannotStopIsRefused) {
+  onnx::GraphProto g;
+  auto n = node("Loop", {"", "", "a0"}, {"out"});
+  add_graph_attr(&n, "body", counting_body());
+  *g.add_node() = n;
+  *g.add_input() = value("a0", kFloat, {1});
+  *g.add_output() = value("out", kFloat, {1});
+  *g.add_initializer() = scalar_init("one", kFloat, 1.0);
+  auto s = Session::create(model_of(g), SessionOptions{});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  Status st = (*s)->plan({{"a0", {kFloat, {1}}}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("never stop"), std::string::npos) << st.message();
+}
+
+TEST(ControlFlow, KnownLoopRunsAtPlanTime) {
+  // Every input known: the node folds, the loop runs while planning (one body
+  // plan reused across its 20000 iterations).
+  onnx::GraphProto g;
+  auto n = node("Loop", {"M", "", "a0"}, {"out"});
+  add_graph_attr(&n, "body", counting_body());
+  *g.add_node() = n;
+  *g.add_output() = value("out", kFloat, {1});
+  *g.add_initializer() = scalar_init("one", kFloat, 1.0);
+  *g.add_initializer() = scalar_init("a0", kFloat, 5.0);
+  *g.add_initializer() = scalar_init("M", kInt64, 20000);
+  auto s = Session::create(model_of(g), SessionOptions{});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_TRUE((*s)->plan({}).ok());
+  EXPECT_EQ((*s)->stats().kernels, 0u);
+  auto out = (*s)->run({});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ((*out)[0].as<float>()[0], 20005.0f);  // integers below 2^24 add exactly
+}
+
 }  // namespace
 }  // namespace onnx_prepack::runtime

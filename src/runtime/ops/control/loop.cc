@@ -4,7 +4,7 @@
 // iterations. Scan outputs stack one slice per iteration, so their length (the
 // number of iterations) must be known at plan time: a constant trip count with
 // a condition the body keeps true. A Loop whose inputs are all known is run at
-// plan time, replanning the body per iteration, which lifts both limits.
+// plan time (one body plan per distinct loop-carried shapes), which lifts both limits.
 #include <cstring>
 
 #include "runtime/ops/control/control_ops.h"
@@ -17,6 +17,8 @@ namespace {
 
 // Iterations run at plan time before giving up (a condition that never turns false).
 constexpr int64_t kMaxPlanTimeIterations = int64_t(1) << 24;
+// Bytes of scan output slices gathered at plan time before giving up.
+constexpr uint64_t kMaxPlanTimeScanBytes = uint64_t(4) << 30;
 
 size_t nbytes_of(int32_t dtype, const Shape& shape) {
   return size_t(shape_numel(shape)) * dtype_size(dtype);
@@ -39,9 +41,8 @@ struct LoopShape {
   int scans = 0;    // K
 };
 
-// Every input known: iterate now. The body is planned per iteration with its
-// inputs pinned, so loop-carried shapes may change and the trip count may
-// depend on the condition.
+// Every input known: iterate now, so loop-carried shapes may change and the
+// trip count may depend on the condition.
 Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopShape ls,
                         std::optional<int64_t> trips, bool cond) {
   std::vector<HostTensor> carried;
@@ -56,6 +57,10 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
     outer.push_back(ctx.implicit_input(j).value->data);
   std::vector<std::vector<HostTensor>> scans(size_t(ls.scans));
   int64_t it = 0;
+  uint64_t scan_bytes = 0;
+  std::unique_ptr<Subgraph> reusable;
+  std::vector<Shape> reusable_shapes;
+  bool needs_pinning = false;
   auto plan_body = [&](bool pin) -> Result<std::unique_ptr<Subgraph>> {
     HostTensor iter = scalar_int64(it), c = scalar_bool(cond);
     std::vector<Tensor> views{iter.view(), c.view()};
@@ -78,7 +83,29 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
                        " iterations at plan time");
     }
     HostTensor iter = scalar_int64(it), c = scalar_bool(cond);
-    OP_ASSIGN_OR_RETURN(std::unique_ptr<Subgraph> sub, plan_body(true));
+    // One plan per distinct set of loop-carried shapes; a body that needs
+    // its inputs' values to plan is planned per iteration with them pinned.
+    std::vector<Shape> shapes_now;
+    for (const auto& t : carried) shapes_now.push_back(t.shape());
+    std::unique_ptr<Subgraph> pinned;
+    if (!reusable || reusable_shapes != shapes_now) {
+      reusable.reset();
+      if (!needs_pinning) {
+        auto r = plan_body(false);
+        if (r.ok()) {
+          reusable = std::move(*r);
+          reusable_shapes = shapes_now;
+        } else if (r.status().message().find(kNeedsValue) != std::string::npos) {
+          needs_pinning = true;
+        } else {
+          return r.status();
+        }
+      }
+      if (needs_pinning) {
+        OP_ASSIGN_OR_RETURN(pinned, plan_body(true));
+      }
+    }
+    const Subgraph* sub = pinned ? pinned.get() : reusable.get();
     const auto& outs = sub->outputs();
     std::vector<HostTensor> results;
     std::vector<void*> out_ptrs;
@@ -100,6 +127,11 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
         return ctx.error("scan output " + std::to_string(k) + " changes shape from " +
                          shape_string(scans[size_t(k)][0].shape()) + " to " +
                          shape_string(s.shape()));
+      }
+      scan_bytes += s.nbytes();
+      if (scan_bytes > kMaxPlanTimeScanBytes) {
+        return ctx.error("scan outputs pass " + std::to_string(kMaxPlanTimeScanBytes >> 30) +
+                         " GiB at plan time");
       }
       scans[size_t(k)].push_back(std::move(s));
     }
@@ -194,6 +226,9 @@ Result<std::unique_ptr<Kernel>> build_loop(BuildContext& ctx) {
   if (!cond_static) {
     formal[1].value = nullptr;
     OP_ASSIGN_OR_RETURN(sub, Subgraph::plan(ctx, *body, formal));
+  }
+  if (cond_static && *cond0 && !has_m) {
+    return ctx.error("would never stop: no trip count, and the body keeps the condition true");
   }
   const auto& outs = sub->outputs();
   if (outs[0].dtype != kBool || checked_numel(outs[0].shape) != 1)
