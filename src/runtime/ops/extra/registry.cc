@@ -1,0 +1,9 @@
+// The extra family (losses, detection, signal, sampling)'s operator list (see kernel.h); each operator's builder lives
+// in a file of this folder.
+#include "runtime/kernel.h"
+
+namespace onnx_prepack::runtime {
+
+std::span<const OpEntry> extra_ops() { return {}; }
+
+}  // namespace onnx_prepack::runtime
