@@ -183,7 +183,7 @@ std::span<const OpEntry> conv_ops();     // convolution, pooling, normalization 
 std::span<const OpEntry> math_ops();     // elementwise math, activations, casts, reductions
 std::span<const OpEntry> tensor_ops();   // indexing, resizing, padding, reshaping
 std::span<const OpEntry> control_ops();  // If, Loop, Scan, RNN, GRU, LSTM
-std::span<const OpEntry> quant_ops();
+std::span<const OpEntry> quant_ops();    // quantized operators (default and com.microsoft)
 std::span<const OpEntry> extra_ops();  // losses, detection, signal, sampling    // quantized
                                        // operators (default and com.microsoft)
 

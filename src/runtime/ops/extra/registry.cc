@@ -1,5 +1,5 @@
-// The extra family (losses, detection, signal, sampling)'s operator list (see kernel.h); each operator's builder lives
-// in a file of this folder.
+// The extra family's operator list (see kernel.h): losses, detection, signal
+// processing, sampling. Each operator's builder lives in a file of this folder.
 #include "runtime/kernel.h"
 
 namespace onnx_prepack::runtime {
