@@ -106,6 +106,9 @@ class BuildContext {
   Result<const ValueDesc*> require_input(int i) const;
   // An input whose value must be known at plan time (shape, axes, ...), as int64.
   Result<std::vector<int64_t>> const_ints(int i, std::string_view what) const;
+  // True after const_ints() met an input whose value is unknown: the session
+  // may plan again with fed values pinned.
+  bool needed_unknown_value() const { return needed_unknown_value_; }
 
   void set_output(int i, int32_t dtype, Shape shape);
   // The output is the input's bytes reinterpreted with a new shape (no kernel).
@@ -140,6 +143,7 @@ class BuildContext {
   WeightPreparer* weights_;
   std::vector<Output> outputs_;
   std::vector<std::pair<int, int>> alias_;
+  mutable bool needed_unknown_value_ = false;
 };
 
 // Builder: checks the node, sets outputs, returns a kernel (or nullptr when

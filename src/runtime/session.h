@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,12 @@ struct PlanStats {
   double init_ms = 0;        // mapping initializers (borrowed bytes, typed fields converted)
 };
 
-inline constexpr const char* kNeedsValue = "must be known before running";
+// What plan() found: a plan, or that a kernel needs the value of a fed input
+// (a shape or axes tensor fed as an input) that the feeds left unknown.
+enum class PlanOutcome {
+  kPlanned,
+  kNeedsInputValues,  // pin every fed input (Feed::value) and plan again
+};
 
 class Session {
  public:
@@ -57,9 +63,8 @@ class Session {
   int opset() const { return opset_; }
 
   // Builds the plan for the fed inputs (name -> dtype, shape). Inputs not fed
-  // must have an initializer. A plan error whose message contains
-  // kNeedsValue means a fed input's value is needed to plan (pin it via
-  // Feed::value and plan again).
+  // must have an initializer. kNeedsInputValues: a kernel needs a value that
+  // depends on an unpinned fed input; there is no plan until plan() succeeds.
   struct Feed {
     int32_t dtype = kUndefined;
     Shape shape;
@@ -67,7 +72,7 @@ class Session {
     // shape arithmetic over it); run() then requires these exact bytes.
     const Tensor* value = nullptr;
   };
-  Status plan(const std::map<std::string, Feed>& feeds);
+  Result<PlanOutcome> plan(const std::map<std::string, Feed>& feeds);
   const PlanStats& stats() const { return stats_; }
 
   // Runs the plan. `inputs` holds one tensor per fed name, with the planned
@@ -79,6 +84,21 @@ class Session {
 
  private:
   Session() = default;
+  // Phases of create(): graph inputs and outputs, then node order.
+  Status read_signature(const std::set<std::string>& init_names);
+  Status order_nodes(const std::set<std::string>& init_names);
+  // Phases of plan(), in order.
+  void reset_plan();
+  int add_value(const std::string& name);
+  Status bind_feeds(const std::map<std::string, Feed>& feeds);
+  Status bind_initializers();
+  std::vector<bool> live_nodes() const;
+  // One node: a step, a folded constant, or values described without a kernel.
+  // Sets `needs_value` when its kernel needs an unknown value.
+  Status build_node(int node_index, bool& needs_value);
+  Status fold(Kernel& kernel, const std::vector<int>& in_ids, const std::vector<int>& out_ids);
+  void compute_lifetimes();
+  Status place_arena();
 
   std::shared_ptr<const format::Model> model_;
   SessionOptions options_;
