@@ -33,7 +33,12 @@ Result<FileIdentity> stat_identity(const std::string& path) {
 
 Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return io_error("cannot open '" + path + "': " + std::strerror(errno));
+  if (fd < 0) {
+    // A missing file is the caller's mistake (exit 2); other refusals are I/O failures.
+    const int e = errno;
+    const std::string msg = "cannot open '" + path + "': " + std::strerror(e);
+    return e == ENOENT || e == ENOTDIR ? not_found(msg) : io_error(msg);
+  }
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     int e = errno;
