@@ -11,17 +11,6 @@ namespace {
 
 using base::Json;
 
-device::IsaLevel level_of(const device::HostDescription& h) {
-  using device::Feature;
-  const auto& f = h.architecture.features;
-  const bool avx2 = f.has(Feature::kAvx2) && f.has(Feature::kFma) && f.has(Feature::kF16c);
-  const bool avx512 = avx2 && f.has(Feature::kAvx512f) && f.has(Feature::kAvx512bw) &&
-                      f.has(Feature::kAvx512dq) && f.has(Feature::kAvx512vl);
-  return avx512 ? device::IsaLevel::kAvx512
-         : avx2 ? device::IsaLevel::kAvx2
-                : device::IsaLevel::kRef;
-}
-
 Json null_or(int v) { return v < 0 ? Json() : Json(int64_t(v)); }
 
 Json candidate_json(const resolve::CandidateDecision& c) {
@@ -108,7 +97,7 @@ Result<ExplainReport> explain_model(const std::string& path, const ExplainOption
   report.model = std::shared_ptr<const format::Model>(std::move(*loaded));
   opts.pool = &base::ThreadPool::shared();
 
-  report.level = level_of(report.host);
+  report.level = device::kernel_level(report.host);
   report.verify = opts.verify;
   report.runtime_name = opts.runtime_name;
   report.runtime_version = opts.runtime_version;
