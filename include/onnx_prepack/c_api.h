@@ -136,8 +136,8 @@ OP_API op_status_code op_model_check_diagnostic(const op_model* model, int32_t k
 /* ---- digest (SPEC 5) ---------------------------------------------------- */
 
 /* Canonical digest of the top-level initializer `initializer_name` with
- * `algorithm` ("blake3" or "sha256") into out32[0..31]. n_threads: 0 or 1 =
- * calling thread only, N = a pool of N threads for this call. The digest never
+ * `algorithm` ("blake3" or "sha256") into out32[0..31]. n_threads: 0 = the
+ * process-wide pool (all cores), N = a pool of N threads for this call. The digest never
  * depends on n_threads. NOT_FOUND when no such initializer, INVALID_ARGUMENT
  * for several of that name or an unknown algorithm, DATA_LOSS when its data
  * does not match its dims. */
@@ -169,7 +169,7 @@ typedef struct op_resolver_options {
       architecture; /* NULL = the detected host; else pretend this host ("x86_64-avx2-fma") */
   const char* runtime_name;      /* NULL = "onnx-prepack"; matched against DeviceProto.runtime */
   const char* runtime_version;   /* NULL = our packing ABI version */
-  uint32_t n_threads;            /* pool for hashing: 0 or 1 = calling thread, N = N threads */
+  uint32_t n_threads;            /* pool for hashing: 0 = all cores, N = N threads */
   const char* const* fed_inputs; /* graph inputs fed in this run (initializers overridden) */
   size_t n_fed_inputs;
 } op_resolver_options;
@@ -254,6 +254,39 @@ OP_API op_status_code op_resolver_get_totals(const op_resolver* resolver, op_res
 OP_API op_status_code op_builtin_formats(uint32_t layout, int32_t source_type, int32_t host_only,
                                          op_acceptable_format* out, size_t capacity,
                                          size_t* n_total);
+
+/* ---- compile (`onnx-prepack compile`) ------------------------------------ */
+
+typedef struct op_compile_options {
+  const char* const* targets; /* "host" or an architecture with a packed format; NULL = host */
+  size_t n_targets;
+  const char* digest;     /* "blake3" (NULL) or "sha256" */
+  int32_t lift_constants; /* 1: Constant nodes with a tensor value become initializers */
+  uint32_t n_threads;     /* 0 = all cores, N = a pool of N */
+  int32_t no_memo;        /* 1: do not record the output's digests for OP_VERIFY_MEMO */
+  const char* memo_dir;   /* NULL = default memo folder */
+  /* Called before each payload is packed (done < total) and once at the end
+   * (done == total, what == ""); NULL = none. */
+  void (*progress)(size_t done, size_t total, const char* what, void* user);
+  void* progress_user;
+} op_compile_options;
+
+typedef struct op_compile_summary {
+  uint64_t entries;       /* compiled_tensors written */
+  uint64_t weights;       /* eligible weights */
+  uint64_t payload_bytes; /* packed bytes written */
+  double seconds;
+  uint64_t n_targets; /* architectures compiled for, deduplicated */
+} op_compile_summary;
+
+OP_API op_compile_options op_compile_options_default(void);
+/* Packs every eligible MatMul/Gemm B of the model at `src_path` for each
+ * target and writes `dst_path` (and its external data file), as `onnx-prepack
+ * compile` does. `summary` may be NULL. INVALID_ARGUMENT for an unknown target
+ * or digest, the load's code for an unreadable model, IO_ERROR when writing
+ * fails. */
+OP_API op_status_code op_compile(const char* src_path, const char* dst_path,
+                                 const op_compile_options* options, op_compile_summary* summary);
 
 /* ---- session (our CPU runtime) ------------------------------------------ */
 

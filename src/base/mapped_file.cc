@@ -35,7 +35,12 @@ Result<std::shared_ptr<MappedFile>> MappedFile::open(const std::string& path) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer
   // forever; the file type is checked right after, on the descriptor.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return io_error("cannot open '" + path + "': " + std::strerror(errno));
+  if (fd < 0) {
+    // A missing file is the caller's mistake (exit 2); other refusals are I/O failures.
+    const int e = errno;
+    const std::string msg = "cannot open '" + path + "': " + std::strerror(e);
+    return e == ENOENT || e == ENOTDIR ? not_found(msg) : io_error(msg);
+  }
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     int e = errno;

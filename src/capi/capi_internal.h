@@ -17,6 +17,7 @@
 #include "check/check.h"
 #include "format/model.h"
 #include "onnx_prepack/c_api.h"
+#include "onnx_prepack/engine.hpp"
 #include "onnx_prepack/status.h"
 #include "resolve/cache_store.h"
 #include "resolve/resolver.h"
@@ -43,26 +44,10 @@ struct op_resolver {
   std::deque<OpResolutionRecord> records;  // stable addresses until free
 };
 
+// A thin adapter of onnx_prepack::Engine (src/engine/): the engine plans and
+// runs; the handle keeps what the C structs point to.
 struct op_session {
-  std::shared_ptr<onnx_prepack::format::Model> model;
-  op_session_options options{};
-  std::string memo_dir, cache_dir;
-  std::unique_ptr<onnx_prepack::base::ThreadPool> own_pool;
-  onnx_prepack::base::ThreadPool* pool = nullptr;
-  std::unique_ptr<onnx_prepack::resolve::CacheStore> store;
-  // Created at create time to list inputs and outputs (no weight preparer).
-  std::unique_ptr<onnx_prepack::runtime::Session> info;
-  // Built at plan time for a set of fed names (the resolver needs them).
-  std::unique_ptr<onnx_prepack::resolve::Resolver> resolver;
-  std::unique_ptr<onnx_prepack::runtime::ResolvedWeights> prepared;
-  std::unique_ptr<onnx_prepack::runtime::Session> session;
-  std::vector<std::string> planned_names;
-  std::map<std::string, onnx_prepack::runtime::Session::Feed> planned_feeds;
-  bool planned = false;
-  bool pinned = false;  // the plan holds fed values: plan again every run
-  bool first_run_pending = false;
-  // Inputs copied for the run (outputs may alias them) and the outputs.
-  std::map<std::string, onnx_prepack::runtime::HostTensor> fed;
+  std::unique_ptr<onnx_prepack::Engine> engine;
   std::vector<onnx_prepack::runtime::HostTensor> outputs;
   std::vector<onnx_prepack::runtime::WeightDecision> decisions;  // copy for op_session_weight
   op_session_timings timings{};
@@ -87,9 +72,6 @@ op_status_code guard(F&& body) noexcept {
   }
 }
 
-// Thread counts above this are refused (a typo must not start a billion threads).
-inline constexpr uint32_t kMaxThreads = 1024;
-
 inline Status check_threads(std::string_view function, uint32_t n_threads) {
   if (n_threads <= kMaxThreads) return ok_status();
   return invalid_argument(std::string(function) + ": n_threads " + std::to_string(n_threads) +
@@ -101,6 +83,7 @@ Result<std::unique_ptr<resolve::CacheStore>> open_cache(const char* dir, int32_t
                                                         uint64_t max_bytes,
                                                         std::string_view function);
 Result<resolve::VerifyPolicy> verify_policy(int32_t p, std::string_view function);
+Result<resolve::CacheMode> cache_mode(int32_t m, std::string_view function);
 
 // An error about the file at `path`, named in the message if it is not yet.
 inline Status with_path(const Status& s, std::string_view path) {

@@ -5,6 +5,7 @@
 #include "capi/capi_internal.h"
 #include "device/device_match.h"
 #include "digest/digest.h"
+#include "engine/engine_options.h"
 
 namespace onnx_prepack::capi {
 namespace {
@@ -208,9 +209,8 @@ op_status_code op_tensor_digest(const op_model* model, const char* initializer_n
                               " initializers are named '" + std::string(initializer_name) + "'");
     }
     const int index = m.initializer_index(initializer_name);
-    std::unique_ptr<base::ThreadPool> pool;
-    if (n_threads > 1) pool = std::make_unique<base::ThreadPool>(n_threads);
-    digest::DigestOptions options{*alg, pool.get()};
+    std::unique_ptr<base::ThreadPool> own_pool;
+    digest::DigestOptions options{*alg, engine::pool_for(n_threads, own_pool)};
     OP_ASSIGN_OR_RETURN(
         digest::TensorDigest d,
         digest::digest_tensor(m, m.proto().graph().initializer(index),

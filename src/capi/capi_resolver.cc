@@ -6,6 +6,7 @@
 #include "capi/capi_internal.h"
 #include "device/cpu_features.h"
 #include "device/device_match.h"
+#include "engine/engine_options.h"
 #include "pack/format_list.h"
 #include "pack/gemm_b_format.h"
 
@@ -13,8 +14,6 @@ using namespace onnx_prepack;  // NOLINT: a .cc file implementing the C API
 using capi::guard;
 
 namespace {
-
-constexpr uint64_t kDefaultCacheMaxBytes = uint64_t(4) << 30;
 
 Result<resolve::VerifyPolicy> to_policy(int32_t p, std::string_view function) {
   switch (p) {
@@ -125,6 +124,10 @@ Result<resolve::VerifyPolicy> verify_policy(int32_t p, std::string_view function
   return to_policy(p, function);
 }
 
+Result<resolve::CacheMode> cache_mode(int32_t m, std::string_view function) {
+  return to_cache_mode(m, function);
+}
+
 }  // namespace onnx_prepack::capi
 
 extern "C" {
@@ -168,8 +171,7 @@ op_status_code op_resolver_create(op_model* model, const op_resolver_options* op
       }
       ro.fed_inputs.insert(o.fed_inputs[i]);
     }
-    if (o.n_threads > 1) handle->pool = std::make_unique<base::ThreadPool>(o.n_threads);
-    ro.pool = handle->pool.get();
+    ro.pool = engine::pool_for(o.n_threads, handle->pool);
     device::HostDescription host;
     if (o.architecture != nullptr) {
       auto pretended = device::HostDescription::pretend(o.architecture);

@@ -1,8 +1,9 @@
-// C API: our CPU runtime with weights through the resolver, as `onnx-prepack
-// run` wires it (src/cli/cmd_run.cc), per-weight report and phase timings.
+// C API: our CPU runtime with weights through the resolver, per-weight report
+// and phase timings; a thin adapter of onnx_prepack::Engine as `onnx-prepack
+// run` is.
 #include <algorithm>
-#include <chrono>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "capi/capi_internal.h"
@@ -14,132 +15,32 @@ using capi::guard;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-Status create_session(std::shared_ptr<format::Model> model, const op_session_options* options,
-                      double parse_ms, op_session** out, const char* fn) {
+Status create_session(const op_session_options* options, op_session** out, const char* fn,
+                      const std::function<Result<std::unique_ptr<Engine>>(EngineOptions)>& open) {
   const op_session_options o = options != nullptr ? *options : op_session_options_default();
   OP_RETURN_IF_ERROR(capi::check_threads(fn, o.n_threads));
-  OP_RETURN_IF_ERROR(capi::verify_policy(o.verify, fn).status());
+  OP_ASSIGN_OR_RETURN(resolve::VerifyPolicy policy, capi::verify_policy(o.verify, fn));
   if (o.plain_weights != 0 && o.plain_weights != 1) {
     return invalid_argument(std::string(fn) + ": plain_weights must be 0 or 1, got " +
                             std::to_string(o.plain_weights));
   }
+  OP_ASSIGN_OR_RETURN(resolve::CacheMode mode, capi::cache_mode(o.cache_mode, fn));
+  if (o.cache_dir != nullptr && o.cache_dir[0] == '\0' && mode != resolve::CacheMode::kOff &&
+      !o.plain_weights) {
+    return invalid_argument(std::string(fn) + ": cache_dir is empty");
+  }
+  EngineOptions eo;
+  eo.verify = std::string(resolve::verify_policy_name(policy));
+  if (o.cache_dir != nullptr && mode != resolve::CacheMode::kOff) eo.cache_dir = o.cache_dir;
+  eo.cache_read_only = mode == resolve::CacheMode::kReadOnly;
+  eo.cache_max_bytes = o.cache_max_bytes;
+  if (o.memo_dir != nullptr) eo.memo_dir = o.memo_dir;
+  eo.threads = o.n_threads;
+  eo.weights = o.plain_weights ? "plain" : "packed";
   auto s = std::make_unique<op_session>();
-  s->model = std::move(model);
-  s->options = o;
-  if (o.memo_dir != nullptr) s->memo_dir = o.memo_dir;
-  if (o.cache_dir != nullptr) s->cache_dir = o.cache_dir;
-  s->options.memo_dir = nullptr;  // the copies above are used from here on
-  s->options.cache_dir = nullptr;
-  if (o.n_threads > 0) {
-    s->own_pool = std::make_unique<base::ThreadPool>(o.n_threads);
-    s->pool = s->own_pool.get();
-  } else {
-    s->pool = &base::ThreadPool::shared();
-  }
-  if (!o.plain_weights) {
-    OP_ASSIGN_OR_RETURN(s->store,
-                        capi::open_cache(o.cache_dir, o.cache_mode, o.cache_max_bytes, fn));
-  } else {
-    OP_RETURN_IF_ERROR(capi::open_cache(nullptr, o.cache_mode, 0, fn).status());
-  }
-  runtime::SessionOptions so;
-  so.pool = s->pool;
-  OP_ASSIGN_OR_RETURN(s->info, runtime::Session::create(s->model, so));
-  s->timings.parse = parse_ms;
+  OP_ASSIGN_OR_RETURN(s->engine, open(std::move(eo)));
+  s->timings.parse = s->engine->timings().parse;
   *out = s.release();
-  return ok_status();
-}
-
-// Builds the resolver, the weight preparer and the session for this set of
-// fed names (the resolver treats a fed initializer as overridden).
-Status rebuild(op_session* s, const std::vector<std::string>& names) {
-  s->session.reset();
-  s->prepared.reset();
-  s->resolver.reset();
-  s->planned = false;
-  runtime::SessionOptions so;
-  so.pool = s->pool;
-  if (!s->options.plain_weights) {
-    resolve::ResolverOptions ro;
-    OP_ASSIGN_OR_RETURN(ro.verify, capi::verify_policy(s->options.verify, "op_session_run"));
-    ro.memo_dir = s->memo_dir;
-    ro.cache = s->store.get();
-    ro.pool = s->pool;
-    for (const auto& n : names) ro.fed_inputs.insert(n);
-    s->resolver =
-        std::make_unique<resolve::Resolver>(*s->model, device::HostDescription::detect(), ro);
-    s->prepared = std::make_unique<runtime::ResolvedWeights>(s->resolver.get(),
-                                                             device::host_isa_level(), s->pool);
-    so.weights = s->prepared.get();
-  }
-  OP_ASSIGN_OR_RETURN(s->session, runtime::Session::create(s->model, so));
-  s->planned_names = names;
-  return ok_status();
-}
-
-bool same_feeds(const std::map<std::string, runtime::Session::Feed>& a,
-                const std::map<std::string, runtime::Session::Feed>& b) {
-  if (a.size() != b.size()) return false;
-  for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) {
-    if (ia->first != ib->first || ia->second.dtype != ib->second.dtype ||
-        ia->second.shape != ib->second.shape) {
-      return false;
-    }
-  }
-  return true;
-}
-
-Status plan(op_session* s, std::map<std::string, runtime::Session::Feed> feeds,
-            std::map<std::string, runtime::Tensor>& inputs) {
-  const runtime::PreparedTotals before =
-      s->prepared ? s->prepared->totals() : runtime::PreparedTotals();
-  double verify_before = 0;
-  size_t decisions_before = s->prepared ? s->prepared->decisions().size() : 0;
-  const auto t0 = Clock::now();
-  s->planned = false;
-  s->pinned = false;
-  Status st = s->session->plan(feeds);
-  if (!st.ok() && st.message().find(runtime::kNeedsValue) != std::string::npos) {
-    for (auto& [name, f] : feeds) f.value = &inputs[name];  // shape inputs fed as data
-    s->pinned = true;
-    st = s->session->plan(feeds);
-  }
-  if (!st.ok()) return st;
-  const auto t1 = Clock::now();
-  if (s->prepared) s->prepared->populate_hits(s->pool);
-  const auto t2 = Clock::now();
-  s->planned = true;
-  s->planned_feeds = std::move(feeds);
-  for (auto& [name, f] : s->planned_feeds) f.value = nullptr;  // pointers die with this run
-
-  const runtime::PreparedTotals after =
-      s->prepared ? s->prepared->totals() : runtime::PreparedTotals();
-  double verify_ms = 0;
-  if (s->prepared) {
-    const auto& d = s->prepared->decisions();
-    for (size_t i = decisions_before; i < d.size(); ++i) {
-      if (d[i].bytes_hashed > 0) verify_ms += d[i].resolve_ms;
-    }
-  }
-  (void)verify_before;
-  const double resolve_ms = after.resolve_ms - before.resolve_ms;
-  const double pack_ms = after.pack_ms - before.pack_ms;
-  const double store_ms = after.store_ms - before.store_ms;
-  const double init_ms = s->session->stats().init_ms;
-  op_session_timings& t = s->timings;
-  t.resolve = resolve_ms - verify_ms;
-  t.verify = verify_ms;
-  t.map = init_ms + ms_between(t1, t2);
-  t.pack = pack_ms;
-  t.store = store_ms;
-  t.plan = ms_between(t0, t1) - resolve_ms - pack_ms - store_ms - init_ms;
-  s->first_run_pending = true;
   return ok_status();
 }
 
@@ -150,18 +51,16 @@ Status run_session(op_session* s, const op_input* in, size_t n) {
                             std::to_string(n));
   }
   s->outputs.clear();
-  s->fed.clear();
-  const auto& graph_inputs = s->info->inputs();
+  std::map<std::string, runtime::Tensor> fed;
   for (size_t i = 0; i < n; ++i) {
     const op_input& x = in[i];
     const std::string where = std::string(kFn) + ": inputs[" + std::to_string(i) + "]";
     if (x.name == nullptr) return invalid_argument(where + ": name is null");
     const std::string name = x.name;
     const std::string what = where + " '" + name + "'";
-    auto gi = std::find_if(graph_inputs.begin(), graph_inputs.end(),
-                           [&](const runtime::GraphInput& g) { return g.name == name; });
-    if (gi == graph_inputs.end()) return invalid_argument(what + ": not a graph input");
-    if (s->fed.count(name) != 0) return invalid_argument(what + ": fed twice");
+    const runtime::GraphInput* gi = s->engine->find_input(name);
+    if (gi == nullptr) return invalid_argument(what + ": not a graph input");
+    if (fed.count(name) != 0) return invalid_argument(what + ": fed twice");
     const int32_t dtype = x.dtype == 0 ? OP_DTYPE_FLOAT : x.dtype;
     if (runtime::dtype_size(dtype) == 0) {
       return invalid_argument(what + ": element type " + std::to_string(dtype) +
@@ -192,46 +91,35 @@ Status run_session(op_session* s, const op_input* in, size_t n) {
                                 ", the graph declares " + runtime::shape_string(gi->dims));
       }
     }
-    auto t = runtime::HostTensor::allocate(dtype, shape);
-    if (t.nbytes() > 0) std::memcpy(t.mutable_data(), x.data, t.nbytes());
-    s->fed.emplace(name, std::move(t));
+    // Read in place: the session copies fed values into its arena.
+    fed.emplace(name, runtime::Tensor{dtype, std::move(shape), const_cast<void*>(x.data)});
   }
-  for (const auto& g : graph_inputs) {
-    if (!g.has_initializer && s->fed.count(g.name) == 0) {
+  for (const auto& g : s->engine->inputs()) {
+    if (!g.has_initializer && fed.count(g.name) == 0) {
       return invalid_argument(std::string(kFn) + ": input '" + g.name +
                               "' is not fed and has no initializer");
     }
   }
-  std::vector<std::string> names;
-  std::map<std::string, runtime::Session::Feed> feeds;
-  std::map<std::string, runtime::Tensor> inputs;
-  for (auto& [name, t] : s->fed) {
-    names.push_back(name);
-    feeds[name] = {t.dtype(), t.shape(), nullptr};
-    inputs[name] = t.view();
-  }
-  if (!s->session || names != s->planned_names) OP_RETURN_IF_ERROR(rebuild(s, names));
-  if (!s->planned || s->pinned || !same_feeds(feeds, s->planned_feeds)) {
-    OP_RETURN_IF_ERROR(plan(s, feeds, inputs));
-  }
-  const auto t0 = Clock::now();
-  OP_ASSIGN_OR_RETURN(s->outputs, s->session->run(inputs));
-  const double run_ms = ms_between(t0, Clock::now());
-  s->timings.last_run = run_ms;
-  if (s->first_run_pending) {
-    s->timings.first_run = run_ms;
-    s->first_run_pending = false;
-  }
-  if (s->prepared) {
-    s->decisions = s->prepared->decisions();
-    const runtime::PreparedTotals tot = s->prepared->totals();
-    s->timings.hits = tot.hits;
-    s->timings.misses = tot.misses;
-    s->timings.stored = tot.stored;
-    s->timings.bytes_mapped = tot.bytes_mapped;
-    s->timings.bytes_hashed = tot.bytes_hashed;
-    s->timings.bytes_packed = tot.bytes_packed;
-  }
+  OP_ASSIGN_OR_RETURN(s->outputs, s->engine->run(fed));
+  const EngineTimings t = s->engine->timings();
+  op_session_timings& out = s->timings;
+  out.parse = t.parse;
+  out.resolve = t.resolve;
+  out.verify = t.verify;
+  out.map = t.map;
+  out.pack = t.pack;
+  out.store = t.store;
+  out.plan = t.plan;
+  out.first_run = t.first_run;
+  out.last_run = t.last_run;
+  s->decisions = s->engine->weights();
+  const runtime::PreparedTotals tot = s->engine->weight_totals();
+  out.hits = tot.hits;
+  out.misses = tot.misses;
+  out.stored = tot.stored;
+  out.bytes_mapped = tot.bytes_mapped;
+  out.bytes_hashed = tot.bytes_hashed;
+  out.bytes_packed = tot.bytes_packed;
   return ok_status();
 }
 
@@ -250,7 +138,7 @@ op_session_options op_session_options_default(void) {
   std::memset(&o, 0, sizeof(o));
   o.verify = OP_VERIFY_FULL;
   o.cache_mode = OP_CACHE_READ_WRITE;
-  o.cache_max_bytes = uint64_t(4) << 30;
+  o.cache_max_bytes = kDefaultCacheMaxBytes;
   return o;
 }
 
@@ -261,12 +149,12 @@ op_status_code op_session_create(const char* model_path, const op_session_option
     OP_CAPI_REQUIRE(out, kFn);
     *out = nullptr;
     OP_CAPI_REQUIRE(model_path, kFn);
-    const auto t0 = Clock::now();
-    auto loaded = format::Model::load(model_path);
-    if (!loaded.ok()) return capi::with_path(loaded.status(), model_path);
-    const double parse_ms = ms_between(t0, Clock::now());
-    return create_session(std::shared_ptr<format::Model>(std::move(*loaded)), options, parse_ms,
-                          out, kFn);
+    const std::string path = model_path;
+    return create_session(options, out, kFn, [&](EngineOptions eo) {
+      auto e = Engine::open(path, std::move(eo));
+      if (!e.ok()) return Result<std::unique_ptr<Engine>>(capi::with_path(e.status(), path));
+      return e;
+    });
   });
 }
 
@@ -277,17 +165,14 @@ op_status_code op_session_create_from_model(op_model* model, const op_session_op
     OP_CAPI_REQUIRE(out, kFn);
     *out = nullptr;
     OP_CAPI_REQUIRE(model, kFn);
-    return create_session(model->model, options, 0.0, out, kFn);
+    return create_session(options, out, kFn, [&](EngineOptions eo) {
+      return Engine::open_model(model->model, std::move(eo));
+    });
   });
 }
 
 void op_session_free(op_session* session) {
   if (session == nullptr) return;
-  // Users before what they use: session, preparer, resolver, then the store.
-  session->outputs.clear();
-  session->session.reset();
-  session->prepared.reset();
-  session->resolver.reset();
   delete session;
 }
 
@@ -295,7 +180,7 @@ op_status_code op_session_input_count(const op_session* session, size_t* out) {
   return guard([&]() -> Status {
     OP_CAPI_REQUIRE(session, "op_session_input_count");
     OP_CAPI_REQUIRE(out, "op_session_input_count");
-    *out = session->info->inputs().size();
+    *out = session->engine->inputs().size();
     return ok_status();
   });
 }
@@ -305,7 +190,7 @@ op_status_code op_session_input_info(const op_session* session, size_t index, op
     constexpr const char* kFn = "op_session_input_info";
     OP_CAPI_REQUIRE(session, kFn);
     OP_CAPI_REQUIRE(out, kFn);
-    const auto& ins = session->info->inputs();
+    const auto& ins = session->engine->inputs();
     OP_RETURN_IF_ERROR(check_index(kFn, index, ins.size(), "inputs"));
     const runtime::GraphInput& g = ins[index];
     *out = op_value_info{g.name.c_str(),      g.dtype,
@@ -319,7 +204,7 @@ op_status_code op_session_output_count(const op_session* session, size_t* out) {
   return guard([&]() -> Status {
     OP_CAPI_REQUIRE(session, "op_session_output_count");
     OP_CAPI_REQUIRE(out, "op_session_output_count");
-    *out = session->info->output_names().size();
+    *out = session->engine->output_names().size();
     return ok_status();
   });
 }
@@ -329,7 +214,7 @@ op_status_code op_session_output_name(const op_session* session, size_t index, c
     constexpr const char* kFn = "op_session_output_name";
     OP_CAPI_REQUIRE(session, kFn);
     OP_CAPI_REQUIRE(out, kFn);
-    const auto& names = session->info->output_names();
+    const auto& names = session->engine->output_names();
     OP_RETURN_IF_ERROR(check_index(kFn, index, names.size(), "outputs"));
     *out = names[index].c_str();
     return ok_status();
@@ -353,7 +238,7 @@ op_status_code op_session_output(const op_session* session, size_t index, op_ten
     }
     OP_RETURN_IF_ERROR(check_index(kFn, index, session->outputs.size(), "outputs"));
     const runtime::HostTensor& t = session->outputs[index];
-    *out = op_tensor_view{session->info->output_names()[index].c_str(),
+    *out = op_tensor_view{session->engine->output_names()[index].c_str(),
                           t.dtype(),
                           t.shape().data(),
                           t.shape().size(),
@@ -374,7 +259,7 @@ op_status_code op_session_output_copy(const op_session* session, size_t index, v
     OP_RETURN_IF_ERROR(check_index(kFn, index, session->outputs.size(), "outputs"));
     const runtime::HostTensor& t = session->outputs[index];
     if (capacity < t.nbytes()) {
-      return out_of_range(std::string(kFn) + ": output '" + session->info->output_names()[index] +
+      return out_of_range(std::string(kFn) + ": output '" + session->engine->output_names()[index] +
                           "' is " + std::to_string(t.nbytes()) + " bytes, buffer holds " +
                           std::to_string(capacity));
     }

@@ -86,8 +86,8 @@ int exit_code_for(const Status& s) {
     case StatusCode::kUnimplemented:
     case StatusCode::kResourceExhausted:
       return kExitUsage;
-    case StatusCode::kIoError:
-      return kExitUsage;
+    case StatusCode::kIoError:  // the operating system refused a read or a write
+      return kExitFailure;
     case StatusCode::kInternal:
       return kExitFailure;
   }

@@ -6,25 +6,10 @@
 #include "check/check.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "engine/model_reports.h"
 #include "format/model.h"
 
 namespace onnx_prepack::cli {
-namespace {
-
-base::Json diagnostics_json(const std::vector<check::Diagnostic>& ds) {
-  base::Json a = base::Json::array();
-  for (const auto& d : ds) {
-    base::Json o = base::Json::object();
-    o["rule"] = d.rule;
-    o["path"] = d.path;
-    o["message"] = d.message;
-    a.push_back(std::move(o));
-  }
-  return a;
-}
-
-}  // namespace
-
 int cmd_check(int argc, char** argv) {
   auto args = Args::parse(argc, argv, {"json", "help"}, {});
   if (!args.ok()) return report_error("check", args.status());
@@ -39,11 +24,7 @@ int cmd_check(int argc, char** argv) {
   }
   check::CheckReport report = check::check_model(**model);
   if (args->has("json")) {
-    base::Json j = base::Json::object();
-    j["valid"] = report.valid();
-    j["errors"] = diagnostics_json(report.errors);
-    j["warnings"] = diagnostics_json(report.warnings);
-    std::printf("%s\n", j.dump(2).c_str());
+    std::printf("%s\n", engine::check_json(report).dump(2).c_str());
   } else {
     for (const auto& d : report.errors)
       std::printf("error [%s] %s\n", d.rule.c_str(), d.message.c_str());

@@ -8,6 +8,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "digest/digest.h"
+#include "engine/model_reports.h"
 #include "format/data_type.h"
 #include "format/model.h"
 #include "format/tensor_info.h"
@@ -56,16 +57,7 @@ int cmd_digest(int argc, char** argv) {
     const std::string hex = base::hex_lower(d->digest.data(), d->digest.size());
     const std::string type(format::data_type_name(t.data_type()));
     if (args->has("json")) {
-      base::Json o = base::Json::object();
-      o["name"] = t.name();
-      o["data_type"] = type;
-      base::Json dims = base::Json::array();
-      for (auto dim : t.dims()) dims.push_back(base::Json(int64_t(dim)));
-      o["dims"] = std::move(dims);
-      o["bytes"] = d->content_bytes;
-      o["algorithm"] = std::string(digest::algorithm_name(*algorithm));
-      o["digest"] = hex;
-      list.push_back(std::move(o));
+      list.push_back(engine::digest_json(t, *d, *algorithm));
     } else {
       std::printf("%-40s %-9s %-20s %12llu  %s\n", t.name().c_str(), type.c_str(),
                   format::dims_string(t).c_str(), (unsigned long long)d->content_bytes,

@@ -3,6 +3,7 @@
 //   [--weights packed|plain] [--json]
 // Runs a model on the CPU runtime with cache-aware weight preparation and
 // reports phase timings and each weight's hit or miss (docs/cli.md, "run").
+// A thin adapter of onnx_prepack::Engine.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -16,12 +17,11 @@
 #include <map>
 
 #include "base/json.h"
-#include "base/thread_pool.h"
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "device/device_match.h"
+#include "engine/report_json.h"
 #include "format/model.h"
-#include "resolve/cache_store.h"
+#include "onnx_prepack/engine.hpp"
 #include "resolve/resolver.h"
 #include "runtime/npy.h"
 #include "runtime/prepared_weights.h"
@@ -142,154 +142,76 @@ std::string file_name_for(const std::string& output) {
   return s + ".npy";
 }
 
-}  // namespace
-
-int cmd_run(int argc, char** argv) {
-  const auto t_start = Clock::now();
-  auto args = Args::parse(argc, argv, {"json", "help"},
-                          {"input", "output-dir", "cache", "verify", "threads", "repeat", "seed",
-                           "weights", "cache-max-mib", "memo-dir"});
-  if (!args.ok()) return report_error("run", args.status());
-  if (args->has("help")) {
-    std::fputs(kUsage, stdout);
-    return kExitOk;
+// The flags of `run` as engine options.
+Result<EngineOptions> engine_options(const Args& args) {
+  auto threads = args.get_int("threads", kDefaultThreads, 0, kMaxThreads);
+  auto cache_max =
+      args.get_int("cache-max-mib", int64_t(kDefaultCacheMaxBytes >> 20), 0, 1ll << 30);
+  for (const auto* r : {&threads, &cache_max}) {
+    if (!r->ok()) return r->status();
   }
-  if (args->positionals().size() != 1) {
-    std::fputs(kUsage, stderr);
-    return kExitUsage;
+  EngineOptions o;
+  o.verify = args.get("verify").value_or(o.verify);
+  o.weights = args.get("weights").value_or(o.weights);
+  o.cache_dir = args.get("cache").value_or("off");
+  o.cache_max_bytes = uint64_t(*cache_max) << 20;
+  o.memo_dir = args.get("memo-dir").value_or("");
+  o.threads = uint32_t(*threads);
+  if (!resolve::verify_policy_from_name(o.verify)) {
+    return invalid_argument("--verify must be full, memo or off, got '" + o.verify + "'");
   }
-  auto threads = args->get_int("threads", 0, 0, 1024);
-  auto repeat = args->get_int("repeat", 0, 0, 1000000);
-  auto seed = args->get_int("seed", 1, 0, 1ll << 62);
-  auto cache_max = args->get_int("cache-max-mib", 4096, 0, 1ll << 30);
-  for (const auto* r : {&threads, &repeat, &seed, &cache_max}) {
-    if (!r->ok()) return report_error("run", r->status());
+  if (o.weights != "packed" && o.weights != "plain") {
+    return invalid_argument("--weights must be packed or plain, got '" + o.weights + "'");
   }
-  std::string verify_name = args->get("verify").value_or("full");
-  auto policy = resolve::verify_policy_from_name(verify_name);
-  if (!policy)
-    return report_error(
-        "run", invalid_argument("--verify must be full, memo or off, got '" + verify_name + "'"));
-  std::string weights_mode = args->get("weights").value_or("packed");
-  if (weights_mode != "packed" && weights_mode != "plain") {
-    return report_error(
-        "run", invalid_argument("--weights must be packed or plain, got '" + weights_mode + "'"));
-  }
-  std::string cache_dir = args->get("cache").value_or("off");
-  base::ThreadPool& pool = base::ThreadPool::shared(size_t(*threads));
+  return o;
+}
 
-  // parse
-  auto t0 = Clock::now();
-  auto loaded = format::Model::load(args->positionals()[0]);
-  if (!loaded.ok()) return report_error("run", loaded.status());
-  std::shared_ptr<format::Model> model(std::move(*loaded));
-  auto t_parse = Clock::now();
-
-  auto session_r = runtime::Session::create(model, runtime::SessionOptions{});
-  if (!session_r.ok()) return report_error("run", session_r.status());
-  auto& session = *session_r;
-
-  // inputs
-  std::map<std::string, runtime::HostTensor> feeds_data;
+// One tensor per graph input: from --input (a .npy file or random), random for
+// inputs not named, none for inputs an initializer provides.
+Result<std::map<std::string, runtime::HostTensor>> read_inputs(const Args& args,
+                                                               const Engine& engine,
+                                                               uint64_t seed) {
   std::map<std::string, std::string> specs;
-  for (const auto& spec : args->get_all("input")) {
+  for (const auto& spec : args.get_all("input")) {
     auto eq = spec.find('=');
-    if (eq == std::string::npos)
-      return report_error(
-          "run",
-          invalid_argument("--input expects NAME=FILE.npy or NAME=random, got '" + spec + "'"));
+    if (eq == std::string::npos) {
+      return invalid_argument("--input expects NAME=FILE.npy or NAME=random, got '" + spec + "'");
+    }
     specs[spec.substr(0, eq)] = spec.substr(eq + 1);
   }
   for (const auto& spec_entry : specs) {
-    const std::string& name = spec_entry.first;
-    auto it = std::find_if(session->inputs().begin(), session->inputs().end(),
-                           [&](const runtime::GraphInput& g) { return g.name == name; });
-    if (it == session->inputs().end())
-      return report_error("run", invalid_argument("--input " + name + ": not a graph input"));
+    if (engine.find_input(spec_entry.first) == nullptr)
+      return invalid_argument("--input " + spec_entry.first + ": not a graph input");
   }
-  for (const auto& in : session->inputs()) {
+  std::map<std::string, runtime::HostTensor> feeds;
+  for (const auto& in : engine.inputs()) {
     auto it = specs.find(in.name);
     if (it == specs.end()) {
       if (in.has_initializer) continue;  // the initializer is its default
-      specs[in.name] = "random";
-      it = specs.find(in.name);
+      it = specs.emplace(in.name, "random").first;
     }
     Result<runtime::HostTensor> t =
         it->second.rfind("random", 0) == 0
-            ? random_input(in, it->second, model->proto().graph(), uint64_t(*seed))
+            ? random_input(in, it->second, engine.model().proto().graph(), seed)
             : runtime::read_npy(it->second);
-    if (!t.ok()) return report_error("run", t.status());
-    feeds_data.emplace(in.name, std::move(*t));
+    if (!t.ok()) return t.status();
+    feeds.emplace(in.name, std::move(*t));
   }
-  std::map<std::string, runtime::Session::Feed> feeds;
-  std::map<std::string, runtime::Tensor> inputs;
-  std::vector<runtime::Tensor> views;
-  for (auto& [name, t] : feeds_data) {
-    feeds[name] = {t.dtype(), t.shape(), nullptr};
-    inputs[name] = t.view();
-  }
+  return feeds;
+}
 
-  // resolver + weights
-  std::unique_ptr<resolve::CacheStore> store;
-  if (cache_dir != "off") {
-    auto s = resolve::CacheStore::open(cache_dir, resolve::CacheMode::kReadWrite,
-                                       uint64_t(*cache_max) << 20);
-    if (!s.ok()) return report_error("run", s.status());
-    store = std::move(*s);
-  }
-  resolve::ResolverOptions ro;
-  ro.verify = *policy;
-  ro.cache = store.get();
-  ro.pool = &pool;
-  if (auto m = args->get("memo-dir")) ro.memo_dir = *m;
-  for (const auto& [name, t] : feeds_data) ro.fed_inputs.insert(name);
-  std::unique_ptr<resolve::Resolver> resolver;
-  std::unique_ptr<runtime::ResolvedWeights> prepared;
-  runtime::SessionOptions so;
-  if (weights_mode == "packed") {
-    resolver = std::make_unique<resolve::Resolver>(*model, device::HostDescription::detect(), ro);
-    prepared =
-        std::make_unique<runtime::ResolvedWeights>(resolver.get(), device::host_isa_level(), &pool);
-    so.weights = prepared.get();
-  }
-  // The session above checked the graph; plan with the weight preparer.
-  auto session2 = runtime::Session::create(model, so);
-  if (!session2.ok()) return report_error("run", session2.status());
-  auto t_plan0 = Clock::now();
-  Status st = (*session2)->plan(feeds);
-  if (!st.ok() && st.message().find(runtime::kNeedsValue) != std::string::npos) {
-    for (auto& [name, f] : feeds) f.value = &inputs[name];  // shape inputs fed as data
-    st = (*session2)->plan(feeds);
-  }
-  if (!st.ok()) return report_error("run", st);
-  auto t_map0 = Clock::now();
-  uint64_t populated = prepared ? prepared->populate_hits(&pool) : 0;
-  auto t_plan = Clock::now();
-  double populate_ms = ms(t_map0, t_plan);
-
-  auto outs = (*session2)->run(inputs);
-  if (!outs.ok()) return report_error("run", outs.status());
-  auto t_first = Clock::now();
-  std::vector<double> steady;
-  for (long long i = 0; i < *repeat; ++i) {
-    auto a = Clock::now();
-    auto r = (*session2)->run(inputs);
-    if (!r.ok()) return report_error("run", r.status());
-    steady.push_back(ms(a, Clock::now()));
-  }
-  std::sort(steady.begin(), steady.end());
-
-  // outputs
-  std::string out_dir = args->get("output-dir").value_or("");
+// "outputs" of `run --json`, writing DIR/<name>.npy with --output-dir.
+Result<Json> describe_outputs(const std::vector<std::string>& names,
+                              const std::vector<runtime::HostTensor>& outs,
+                              const std::string& out_dir) {
   if (!out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(out_dir, ec);
-    if (ec) return report_error("run", io_error(out_dir + ": cannot create: " + ec.message()));
+    if (ec) return io_error(out_dir + ": cannot create: " + ec.message());
   }
   Json outputs = Json::object();
-  const auto& names = (*session2)->output_names();
-  for (size_t i = 0; i < outs->size(); ++i) {
-    const auto& t = (*outs)[i];
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const auto& t = outs[i];
     Json o = Json::object();
     o["dtype"] = runtime::dtype_name(t.dtype());
     Json shape = Json::array();
@@ -306,119 +228,153 @@ int cmd_run(int argc, char** argv) {
     }
     if (!out_dir.empty()) {
       std::string path = out_dir + "/" + file_name_for(names[i]);
-      Status ws = runtime::write_npy(path, t.view());
-      if (!ws.ok()) return report_error("run", ws);
+      OP_RETURN_IF_ERROR(runtime::write_npy(path, t.view()));
       o["file"] = path;
     }
     outputs[names[i]] = std::move(o);
   }
+  return outputs;
+}
 
-  runtime::PreparedTotals tot = prepared ? prepared->totals() : runtime::PreparedTotals();
-  double verify_ms = 0;
-  if (prepared) {
-    for (const auto& d : prepared->decisions()) {
-      if (d.bytes_hashed > 0) verify_ms += d.resolve_ms;
-    }
-  }
+// What one `run` measured, for the report.
+struct RunReport {
+  std::string model;
+  EngineTimings timings;
+  double time_to_first_output = 0;
+  std::vector<double> steady;  // sorted
+  Json outputs;
+};
+
+Json timings_json(const RunReport& r) {
+  const EngineTimings& t = r.timings;
+  Json timings = Json::object();
+  timings["parse"] = t.parse;
+  timings["resolve"] = t.resolve;
+  timings["verify"] = t.verify;
+  timings["map"] = t.map;
+  timings["pack"] = t.pack;
+  timings["store"] = t.store;
+  timings["plan"] = t.plan;
+  timings["first_run"] = t.first_run;
+  timings["time_to_first_output"] = r.time_to_first_output;
+  timings["steady_run_median"] = r.steady.empty() ? Json() : Json(r.steady[r.steady.size() / 2]);
+  timings["steady_run_min"] = r.steady.empty() ? Json() : Json(r.steady.front());
+  return timings;
+}
+
+void print_json(const Engine& engine, RunReport& r) {
+  const EngineOptions& o = engine.options();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   auto [anon, file] = rss_split_kib();
-  const auto& ps = (*session2)->stats();
-  double plan_total = ms(t_plan0, t_map0);
-  Json timings = Json::object();
-  timings["parse"] = ms(t0, t_parse);
-  timings["resolve"] = tot.resolve_ms - verify_ms;
-  timings["verify"] = verify_ms;
-  timings["map"] = ps.init_ms + populate_ms;
-  timings["pack"] = tot.pack_ms;
-  timings["store"] = tot.store_ms;
-  timings["plan"] = plan_total - tot.resolve_ms - tot.pack_ms - tot.store_ms - ps.init_ms;
-  timings["first_run"] = ms(t_plan, t_first);
-  timings["time_to_first_output"] = ms(t_start, t_first);
-  timings["steady_run_median"] = steady.empty() ? Json() : Json(steady[steady.size() / 2]);
-  timings["steady_run_min"] = steady.empty() ? Json() : Json(steady.front());
+  Json j = Json::object();
+  j["model"] = r.model;
+  j["threads"] = uint64_t(engine.threads());
+  j["verify"] = o.weights == "packed" ? o.verify : "none";
+  j["cache"] = o.cache_dir;
+  j["weights_mode"] = o.weights;
+  j["timings_ms"] = timings_json(r);
+  Json ws = Json::array();
+  for (const auto& d : engine.weights()) ws.push_back(engine::weight_json(d));
+  j["weights"] = std::move(ws);
+  j["totals"] = engine::totals_json(engine.weight_totals(), engine.bytes_populated());
+  j["plan"] = engine::plan_json(engine.plan_stats());
+  Json mem = Json::object();
+  mem["peak_rss_kib"] = uint64_t(ru.ru_maxrss);
+  mem["rss_anon_kib"] = anon;
+  mem["rss_file_kib"] = file;
+  j["memory"] = std::move(mem);
+  j["outputs"] = std::move(r.outputs);
+  std::printf("%s\n", j.dump(2).c_str());
+}
 
-  if (args->has("json")) {
-    Json j = Json::object();
-    j["model"] = args->positionals()[0];
-    j["threads"] = uint64_t(pool.size());
-    j["verify"] =
-        weights_mode == "packed" ? std::string(resolve::verify_policy_name(*policy)) : "none";
-    j["cache"] = cache_dir;
-    j["weights_mode"] = weights_mode;
-    j["timings_ms"] = std::move(timings);
-    Json ws = Json::array();
-    if (prepared) {
-      for (const auto& d : prepared->decisions()) {
-        Json w = Json::object();
-        w["name"] = d.name;
-        w["decision"] = d.decision;
-        w["reason"] = d.reason;
-        w["detail"] = d.detail;
-        w["format"] = d.format;
-        w["verified"] = d.verified;
-        w["stored"] = d.stored;
-        if (!d.store_error.empty()) w["store_error"] = d.store_error;
-        w["bytes_mapped"] = d.bytes_mapped;
-        w["bytes_hashed"] = d.bytes_hashed;
-        w["bytes_packed"] = d.bytes_packed;
-        ws.push_back(std::move(w));
-      }
-    }
-    j["weights"] = std::move(ws);
-    Json totals = Json::object();
-    totals["hits"] = tot.hits;
-    totals["misses"] = tot.misses;
-    totals["stored"] = tot.stored;
-    totals["bytes_mapped"] = tot.bytes_mapped;
-    totals["bytes_hashed"] = tot.bytes_hashed;
-    totals["bytes_packed"] = tot.bytes_packed;
-    totals["bytes_populated"] = populated;
-    j["totals"] = std::move(totals);
-    Json plan = Json::object();
-    plan["nodes"] = uint64_t(ps.nodes);
-    plan["kernels"] = uint64_t(ps.kernels);
-    plan["folded"] = uint64_t(ps.folded);
-    plan["aliases"] = uint64_t(ps.aliases);
-    plan["arena_bytes"] = ps.arena_bytes;
-    plan["value_bytes"] = ps.value_bytes;
-    j["plan"] = std::move(plan);
-    Json mem = Json::object();
-    mem["peak_rss_kib"] = uint64_t(ru.ru_maxrss);
-    mem["rss_anon_kib"] = anon;
-    mem["rss_file_kib"] = file;
-    j["memory"] = std::move(mem);
-    j["outputs"] = std::move(outputs);
-    std::printf("%s\n", j.dump(2).c_str());
-  } else {
-    std::printf("%s: %zu kernels (%zu nodes, %zu folded), arena %.1f MiB, %zu threads\n",
-                args->positionals()[0].c_str(), ps.kernels, ps.nodes, ps.folded,
-                double(ps.arena_bytes) / (1 << 20), pool.size());
-    if (prepared) {
-      std::printf(
-          "weights: %" PRIu64 " hits, %" PRIu64
-          " misses (verify %s, cache %s), %.1f MiB mapped, %.1f MiB hashed, %.1f MiB packed\n",
-          tot.hits, tot.misses, std::string(resolve::verify_policy_name(*policy)).c_str(),
-          cache_dir.c_str(), double(tot.bytes_mapped) / (1 << 20),
-          double(tot.bytes_hashed) / (1 << 20), double(tot.bytes_packed) / (1 << 20));
-      for (const auto& d : prepared->decisions()) {
-        std::printf("  %-40s %s%s%s\n", d.name.c_str(), d.decision.c_str(),
-                    d.reason.empty() ? "" : " ", d.reason.c_str());
-      }
-    }
+void print_text(const Engine& engine, const RunReport& r,
+                const std::vector<runtime::HostTensor>& outs) {
+  const EngineOptions& o = engine.options();
+  const runtime::PlanStats ps = engine.plan_stats();
+  const EngineTimings& t = r.timings;
+  std::printf("%s: %zu kernels (%zu nodes, %zu folded), arena %.1f MiB, %zu threads\n",
+              r.model.c_str(), ps.kernels, ps.nodes, ps.folded, double(ps.arena_bytes) / (1 << 20),
+              engine.threads());
+  if (o.weights == "packed") {
+    const runtime::PreparedTotals tot = engine.weight_totals();
     std::printf(
-        "timings (ms): parse %.2f, resolve %.2f, verify %.2f, map %.2f, pack %.2f, store %.2f, "
-        "first run %.2f, time to first output %.2f",
-        ms(t0, t_parse), tot.resolve_ms - verify_ms, verify_ms, ps.init_ms + populate_ms,
-        tot.pack_ms, tot.store_ms, ms(t_plan, t_first), ms(t_start, t_first));
-    if (!steady.empty())
-      std::printf(", steady median %.2f (%zu runs)", steady[steady.size() / 2], steady.size());
-    std::printf("\n");
-    for (size_t i = 0; i < outs->size(); ++i) {
-      std::printf("output %s: %s%s\n", names[i].c_str(),
-                  runtime::dtype_name((*outs)[i].dtype()).c_str(),
-                  runtime::shape_string((*outs)[i].shape()).c_str());
+        "weights: %" PRIu64 " hits, %" PRIu64
+        " misses (verify %s, cache %s), %.1f MiB mapped, %.1f MiB hashed, %.1f MiB packed\n",
+        tot.hits, tot.misses, o.verify.c_str(), o.cache_dir.c_str(),
+        double(tot.bytes_mapped) / (1 << 20), double(tot.bytes_hashed) / (1 << 20),
+        double(tot.bytes_packed) / (1 << 20));
+    for (const auto& d : engine.weights()) {
+      std::printf("  %-40s %s%s%s\n", d.name.c_str(), d.decision.c_str(),
+                  d.reason.empty() ? "" : " ", d.reason.c_str());
     }
+  }
+  std::printf(
+      "timings (ms): parse %.2f, resolve %.2f, verify %.2f, map %.2f, pack %.2f, store %.2f, "
+      "first run %.2f, time to first output %.2f",
+      t.parse, t.resolve, t.verify, t.map, t.pack, t.store, t.first_run, r.time_to_first_output);
+  if (!r.steady.empty())
+    std::printf(", steady median %.2f (%zu runs)", r.steady[r.steady.size() / 2], r.steady.size());
+  std::printf("\n");
+  const auto& names = engine.output_names();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    std::printf("output %s: %s%s\n", names[i].c_str(), runtime::dtype_name(outs[i].dtype()).c_str(),
+                runtime::shape_string(outs[i].shape()).c_str());
+  }
+}
+
+}  // namespace
+
+int cmd_run(int argc, char** argv) {
+  const auto t_start = Clock::now();
+  auto args = Args::parse(argc, argv, {"json", "help"},
+                          {"input", "output-dir", "cache", "verify", "threads", "repeat", "seed",
+                           "weights", "cache-max-mib", "memo-dir"});
+  if (!args.ok()) return report_error("run", args.status());
+  if (args->has("help")) {
+    std::fputs(kUsage, stdout);
+    return kExitOk;
+  }
+  if (args->positionals().size() != 1) {
+    std::fputs(kUsage, stderr);
+    return kExitUsage;
+  }
+  auto repeat = args->get_int("repeat", 0, 0, 1000000);
+  auto seed = args->get_int("seed", 1, 0, 1ll << 62);
+  for (const auto* r : {&repeat, &seed}) {
+    if (!r->ok()) return report_error("run", r->status());
+  }
+  auto options = engine_options(*args);
+  if (!options.ok()) return report_error("run", options.status());
+  RunReport report;
+  report.model = args->positionals()[0];
+  auto engine = Engine::open(report.model, *options);
+  if (!engine.ok()) return report_error("run", engine.status());
+  auto feeds = read_inputs(*args, **engine, uint64_t(*seed));
+  if (!feeds.ok()) return report_error("run", feeds.status());
+  std::map<std::string, runtime::Tensor> inputs;
+  for (auto& [name, t] : *feeds) inputs[name] = t.view();
+
+  auto outs = (*engine)->run(inputs);
+  if (!outs.ok()) return report_error("run", outs.status());
+  report.time_to_first_output = ms(t_start, Clock::now());
+  for (long long i = 0; i < *repeat; ++i) {
+    auto a = Clock::now();
+    auto r = (*engine)->run(inputs);
+    if (!r.ok()) return report_error("run", r.status());
+    report.steady.push_back(ms(a, Clock::now()));
+  }
+  std::sort(report.steady.begin(), report.steady.end());
+  report.timings = (*engine)->timings();
+
+  auto described =
+      describe_outputs((*engine)->output_names(), *outs, args->get("output-dir").value_or(""));
+  if (!described.ok()) return report_error("run", described.status());
+  report.outputs = std::move(*described);
+  if (args->has("json")) {
+    print_json(**engine, report);
+  } else {
+    print_text(**engine, report, *outs);
   }
   return kExitOk;
 }

@@ -43,6 +43,19 @@ HostDescription HostDescription::detect() {
   return h;
 }
 
+IsaLevel kernel_level(const HostDescription& host) {
+  const FeatureSet& f = host.architecture.features;
+  CpuFeatures cpu;  // the features isa_level_of reads, from the set
+  cpu.avx2 = f.has(Feature::kAvx2);
+  cpu.fma = f.has(Feature::kFma);
+  cpu.f16c = f.has(Feature::kF16c);
+  cpu.avx512f = f.has(Feature::kAvx512f);
+  cpu.avx512bw = f.has(Feature::kAvx512bw);
+  cpu.avx512dq = f.has(Feature::kAvx512dq);
+  cpu.avx512vl = f.has(Feature::kAvx512vl);
+  return isa_level_of(cpu);
+}
+
 Result<HostDescription> HostDescription::pretend(std::string_view architecture) {
   OP_ASSIGN_OR_RETURN(Architecture arch, parse_architecture(architecture));
   if (!arch.unknown.empty()) {

@@ -32,6 +32,10 @@ struct HostDescription {
   static Result<HostDescription> pretend(std::string_view architecture);
 };
 
+// The kernel ISA level of a host's features (isa_level_of over them): what a
+// pretended host (`explain --arch`) would run.
+IsaLevel kernel_level(const HostDescription& host);
+
 // Why a device is not usable here; kOk when it is.
 enum class DeviceMismatch {
   kOk,

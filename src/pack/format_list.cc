@@ -34,10 +34,11 @@ std::vector<const GemmBFormat*> gemm_b_formats_for(kernels::PackSourceLayout lay
 
 const GemmBFormat* gemm_b_runtime_format(kernels::PackSourceLayout layout, int32_t source_type,
                                          device::IsaLevel level) {
-  auto native = gemm_b_formats_for(layout, source_type, level);
-  if (!native.empty()) return native.front();
+  // The panel width of the kernel the runtime runs at `level` (one mapping,
+  // kernels::f32_gemm_native); at ref that is the 16-column format.
+  const uint32_t nr = kernels::f32_gemm_native(level).nr;
   for (const GemmBFormat* f : kOrder) {
-    if (f->layout == layout && f->source_type == source_type && f->nr == 16) return f;
+    if (f->layout == layout && f->source_type == source_type && f->nr == nr) return f;
   }
   return nullptr;
 }

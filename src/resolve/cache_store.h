@@ -16,6 +16,7 @@
 
 #include "digest/digest.h"
 #include "format/model.h"
+#include "onnx_prepack/defaults.hpp"
 #include "onnx_prepack/status.h"
 
 namespace onnx_prepack::resolve {
@@ -49,7 +50,7 @@ class CacheStore {
   // The folder is created in read-write mode. max_bytes bounds the sum of the
   // entries' file sizes (0 = unbounded).
   static Result<std::unique_ptr<CacheStore>> open(std::string dir, CacheMode mode,
-                                                  uint64_t max_bytes = uint64_t(4) << 30);
+                                                  uint64_t max_bytes = kDefaultCacheMaxBytes);
   CacheMode mode() const { return mode_; }
   const std::string& dir() const { return dir_; }
   uint64_t max_bytes() const { return max_bytes_; }

@@ -88,10 +88,31 @@ Resolver::Resolver(const format::Model& model, device::HostDescription host,
     check::CheckReport report = check::check_model(model_);
     invalid_entries_ = std::move(report.invalid_compiled_tensors);
     diagnostics_ = std::move(report.errors);
+    index_diagnostics();
   }
 }
 
 Resolver::~Resolver() = default;
+
+// "compiled_tensors[N]" or "compiled_tensors[N].x" -> the first diagnostic of N.
+void Resolver::index_diagnostics() {
+  constexpr std::string_view kPrefix = "compiled_tensors[";
+  for (size_t i = 0; i < diagnostics_.size(); ++i) {
+    const std::string& path = diagnostics_[i].path;
+    if (path.rfind(kPrefix, 0) != 0) continue;
+    const size_t close = path.find(']', kPrefix.size());
+    if (close == std::string::npos || close == kPrefix.size() || close - kPrefix.size() > 9)
+      continue;
+    if (close + 1 != path.size() && path[close + 1] != '.') continue;
+    int idx = 0;
+    bool digits = true;
+    for (size_t k = kPrefix.size(); k < close; ++k) {
+      digits = digits && path[k] >= '0' && path[k] <= '9';
+      idx = idx * 10 + (path[k] - '0');
+    }
+    if (digits) first_diagnostic_.emplace(idx, i);  // keeps the first
+  }
+}
 
 Result<digest::Digest> Resolver::source_digest(const onnx::TensorProto& source, int init_index,
                                                digest::Algorithm algorithm, Resolution& out) {
@@ -151,24 +172,19 @@ Resolution Resolver::resolve(const PackRequest& request) {
   return res;
 }
 
-Resolution Resolver::resolve_rules(const PackRequest& request) {
-  Resolution out;
-  out.source_name = request.source_name;
-  out.policy = options_.verify;
-  const onnx::ModelProto& proto = model_.proto();
-  const auto range = entries_by_source_.equal_range(request.source_name);
-  const auto first = range.first, last = range.second;
+Resolution& Resolver::record_miss(Resolution& out, MissReason r, std::string detail) {
+  out.reason = r;
+  out.detail = std::move(detail);
+  ++totals_.misses;
+  totals_.bytes_to_pack += out.bytes_to_pack;
+  return out;
+}
 
-  auto miss = [&](MissReason r, std::string detail) -> Resolution& {
-    out.reason = r;
-    out.detail = std::move(detail);
-    ++totals_.misses;
-    totals_.bytes_to_pack += out.bytes_to_pack;
-    return out;
-  };
-  // Request-level rules: list the entries, each with the request's reason.
-  auto request_miss = [&](MissReason r, std::string detail) -> Resolution {
-    for (auto it = first; it != last; ++it) {
+// Request-level rules: a miss lists the entries, each with the request's reason.
+bool Resolver::request_rules(const PackRequest& request, Resolution& out, int& init_index) {
+  const auto range = entries_by_source_.equal_range(request.source_name);
+  auto request_miss = [&](MissReason r, std::string detail) {
+    for (auto it = range.first; it != range.second; ++it) {
       CandidateDecision c;
       c.entry = it->second;
       c.origin = "model";
@@ -176,17 +192,16 @@ Resolution Resolver::resolve_rules(const PackRequest& request) {
       c.detail = detail;
       out.candidates.push_back(std::move(c));
     }
-    return std::move(miss(r, std::move(detail)));
+    record_miss(out, r, std::move(detail));
+    return true;
   };
-
   const int count = model_.count_initializers(request.source_name);
   if (count == 0) {
     return request_miss(MissReason::kNotFound,
                         "no top-level initializer named " + quoted(request.source_name));
   }
-  const int init_index = model_.initializer_index(request.source_name);
-  const onnx::TensorProto& source = proto.graph().initializer(init_index);
-  out.bytes_to_pack = format::tensor_byte_size(source);
+  init_index = model_.initializer_index(request.source_name);
+  out.bytes_to_pack = format::tensor_byte_size(model_.proto().graph().initializer(init_index));
   if (count > 1) {
     return request_miss(
         MissReason::kDuplicateSource,
@@ -202,163 +217,178 @@ Resolution Resolver::resolve_rules(const PackRequest& request) {
                         "the consumer of " + quoted(request.source_name) +
                             " reads no persisted format on this host");
   }
+  return false;
+}
 
-  // Pass 1: the cheap rules, every candidate.
-  struct Survivor {
-    size_t candidate;
-    int rank;
-    digest::Algorithm algorithm;
-    Hit hit;
-  };
-  std::vector<Survivor> survivors;
-  for (auto it = first; it != last; ++it) {
-    const int idx = it->second;
-    const onnx::CompiledTensorProto& ct = proto.compiled_tensors(idx);
-    const std::string ctx = "compiled_tensors[" + std::to_string(idx) + "]";
-    CandidateDecision c;
-    c.entry = idx;
-    c.origin = "model";
-    auto reject = [&](MissReason r, std::string detail) {
-      c.reason = r;
-      c.detail = std::move(detail);
-      out.candidates.push_back(std::move(c));
-    };
-    if (ct.device() < 0 || ct.device() >= proto.devices_size()) {
-      reject(MissReason::kBadDeviceIndex, ctx + ": device " + std::to_string(ct.device()) +
-                                              " is out of range (" +
-                                              std::to_string(proto.devices_size()) + " devices)");
-      continue;
+// The checker's first diagnostic about entry `idx`, found through the index
+// built at construction (a search per entry would be quadratic).
+std::string Resolver::invalid_entry_detail(int idx, const std::string& ctx) const {
+  auto it = first_diagnostic_.find(idx);
+  if (it == first_diagnostic_.end()) return ctx + ": fails the checker";
+  const check::Diagnostic& d = diagnostics_[it->second];
+  return d.path + ": " + d.message + " [" + d.rule + "]";
+}
+
+// The entry's format against the request's list: its rank, or a rejection.
+std::optional<Resolver::Rejection> Resolver::format_rule(const PackRequest& request,
+                                                         const CandidateDecision& c,
+                                                         const std::string& ctx, int& rank) const {
+  rank = -1;
+  bool name_known = false;
+  for (size_t r = 0; r < request.formats.size(); ++r) {
+    if (request.formats[r].name != c.format) continue;
+    name_known = true;
+    if (request.formats[r].format_version == c.format_version) {
+      rank = static_cast<int>(r);
+      break;
     }
-    const onnx::DeviceProto& dev = proto.devices(ct.device());
-    c.architecture = dev.architecture();
-    Result<const onnx::StructTypeProto*> type = types::value_type(proto, ct.value());
-    if (type.ok()) {
-      c.format = (*type)->name();
-      c.format_version = metadata_value((*type)->metadata_props(), "format_version");
-    }
-    if (invalid_entries_.count(idx) != 0) {
-      std::string detail = ctx + ": fails the checker";
-      const std::string prefix = ctx;
-      for (const check::Diagnostic& d : diagnostics_) {
-        if (d.path.rfind(prefix, 0) == 0 &&
-            (d.path.size() == prefix.size() || d.path[prefix.size()] == '.')) {
-          detail = d.path + ": " + d.message + " [" + d.rule + "]";
-          break;
-        }
-      }
-      reject(MissReason::kInvalidEntry, std::move(detail));
-      continue;
-    }
-    if (!type.ok()) {
-      reject(MissReason::kInvalidEntry, ctx + ".value: " + type.status().message());
-      continue;
-    }
-    const device::DeviceMatch dm =
-        device::match_device(dev, host_, options_.runtime_name, options_.runtime_version);
-    if (!dm.ok()) {
-      reject(reason_of(dm.mismatch), "devices[" + std::to_string(ct.device()) + "]: " + dm.detail);
-      continue;
-    }
-    int rank = -1;
-    bool name_known = false;
-    for (size_t r = 0; r < request.formats.size(); ++r) {
-      if (request.formats[r].name != c.format) continue;
-      name_known = true;
-      if (request.formats[r].format_version == c.format_version) {
-        rank = static_cast<int>(r);
-        break;
-      }
-    }
-    if (!name_known) {
-      reject(MissReason::kUnknownFormat, ctx + ": format " + quoted(c.format) +
-                                             " is not one the consumer of " +
-                                             quoted(request.source_name) + " reads");
-      continue;
-    }
-    if (rank < 0) {
-      std::string versions;
-      for (const AcceptableFormat& f : request.formats) {
-        if (f.name == c.format)
-          versions += (versions.empty() ? "" : ", ") + quoted(f.format_version);
-      }
-      reject(MissReason::kFormatVersion, ctx + ": format " + quoted(c.format) + " version " +
-                                             quoted(c.format_version) + ", the consumer reads " +
-                                             versions);
-      continue;
-    }
-    c.format_rank = rank;
-    const AcceptableFormat& fmt = request.formats[static_cast<size_t>(rank)];
-    const device::DeviceMatch fm = device::match_architecture(fmt.required_architecture, host_);
-    if (!fm.ok()) {
-      reject(MissReason::kIncompatibleDevice, "format " + quoted(fmt.name) + " needs " + fm.detail);
-      continue;
-    }
-    const onnx::StructProto& value = ct.value();
-    std::vector<uint64_t> dims(value.dims().begin(), value.dims().end());
-    if (fmt.check_dims) {
-      Status s = fmt.check_dims(source, **type, dims);
-      if (!s.ok()) {
-        reject(MissReason::kFormatMismatch, ctx + ": " + s.message());
-        continue;
-      }
-    }
-    Result<uint64_t> want = types::value_byte_size(proto, value);
-    if (!want.ok()) {
-      reject(MissReason::kInvalidEntry, ctx + ".value: " + want.status().message());
-      continue;
-    }
-    Hit hit;
-    hit.entry = idx;
-    hit.format_index = rank;
-    hit.type = *type;
-    hit.dims = dims;
-    hit.device = &dev;
-    if (value.external_data_size() > 0) {
-      Result<format::ExternalSpan> span =
-          model_.resolve_external(value.external_data(), ctx + ".value");
-      if (!span.ok()) {
-        reject(MissReason::kInvalidEntry, span.status().message());
-        continue;
-      }
-      hit.payload = span->bytes();
-      hit.payload_external = true;
-      hit.keep_alive = span->file;
-    } else {
-      hit.payload = {reinterpret_cast<const uint8_t*>(value.raw_data().data()),
-                     value.raw_data().size()};
-    }
-    if (hit.payload.size() != *want) {
-      reject(MissReason::kInvalidEntry, ctx + ": payload is " + std::to_string(hit.payload.size()) +
-                                            " bytes, type " + quoted(c.format) + " needs " +
-                                            std::to_string(*want));
-      continue;
-    }
-    const std::optional<digest::Algorithm> alg = digest::algorithm_from_name(ct.digest_algorithm());
-    if (!alg) {
-      reject(MissReason::kUnknownAlgorithm, ctx + ": digest_algorithm " +
-                                                quoted(ct.digest_algorithm()) +
-                                                " is not implemented (known: blake3, sha256)");
-      continue;
-    }
-    if (ct.source_digest().size() != digest::kDigestSize) {
-      reject(MissReason::kInvalidEntry, ctx + ": source_digest is " +
-                                            std::to_string(ct.source_digest().size()) + " bytes, " +
-                                            std::string(digest::algorithm_name(*alg)) + " gives " +
-                                            std::to_string(digest::kDigestSize));
-      continue;
-    }
-    c.usable = true;  // provisional: the digest decides
-    out.candidates.push_back(std::move(c));
-    survivors.push_back({out.candidates.size() - 1, rank, *alg, std::move(hit)});
   }
+  if (!name_known) {
+    return Rejection{MissReason::kUnknownFormat, ctx + ": format " + quoted(c.format) +
+                                                     " is not one the consumer of " +
+                                                     quoted(request.source_name) + " reads"};
+  }
+  if (rank < 0) {
+    std::string versions;
+    for (const AcceptableFormat& f : request.formats) {
+      if (f.name == c.format) versions += (versions.empty() ? "" : ", ") + quoted(f.format_version);
+    }
+    return Rejection{MissReason::kFormatVersion, ctx + ": format " + quoted(c.format) +
+                                                     " version " + quoted(c.format_version) +
+                                                     ", the consumer reads " + versions};
+  }
+  const AcceptableFormat& fmt = request.formats[static_cast<size_t>(rank)];
+  const device::DeviceMatch fm = device::match_architecture(fmt.required_architecture, host_);
+  if (!fm.ok()) {
+    return Rejection{MissReason::kIncompatibleDevice,
+                     "format " + quoted(fmt.name) + " needs " + fm.detail};
+  }
+  return std::nullopt;
+}
 
-  // Pass 2: the digest, in preference order (format rank, then earliest entry).
+// The payload: mapped (external) or in the message, of the size its type gives.
+std::optional<Resolver::Rejection> Resolver::payload_rule(const onnx::CompiledTensorProto& ct,
+                                                          const std::string& ctx,
+                                                          const std::string& format,
+                                                          Hit& hit) const {
+  const onnx::StructProto& value = ct.value();
+  Result<uint64_t> want = types::value_byte_size(model_.proto(), value);
+  if (!want.ok()) {
+    return Rejection{MissReason::kInvalidEntry, ctx + ".value: " + want.status().message()};
+  }
+  if (value.external_data_size() > 0) {
+    Result<format::ExternalSpan> span =
+        model_.resolve_external(value.external_data(), ctx + ".value");
+    if (!span.ok()) return Rejection{MissReason::kInvalidEntry, span.status().message()};
+    hit.payload = span->bytes();
+    hit.payload_external = true;
+    hit.keep_alive = span->file;
+  } else {
+    hit.payload = {reinterpret_cast<const uint8_t*>(value.raw_data().data()),
+                   value.raw_data().size()};
+  }
+  if (hit.payload.size() != *want) {
+    return Rejection{MissReason::kInvalidEntry,
+                     ctx + ": payload is " + std::to_string(hit.payload.size()) + " bytes, type " +
+                         quoted(format) + " needs " + std::to_string(*want)};
+  }
+  return std::nullopt;
+}
+
+// The digest fields: a known algorithm and a digest of its size.
+std::optional<Resolver::Rejection> Resolver::digest_fields_rule(
+    const onnx::CompiledTensorProto& ct, const std::string& ctx,
+    std::optional<digest::Algorithm>& alg) const {
+  alg = digest::algorithm_from_name(ct.digest_algorithm());
+  if (!alg) {
+    return Rejection{MissReason::kUnknownAlgorithm,
+                     ctx + ": digest_algorithm " + quoted(ct.digest_algorithm()) +
+                         " is not implemented (known: blake3, sha256)"};
+  }
+  if (ct.source_digest().size() != digest::kDigestSize) {
+    return Rejection{MissReason::kInvalidEntry,
+                     ctx + ": source_digest is " + std::to_string(ct.source_digest().size()) +
+                         " bytes, " + std::string(digest::algorithm_name(*alg)) + " gives " +
+                         std::to_string(digest::kDigestSize)};
+  }
+  return std::nullopt;
+}
+
+// Pass 1, one model entry: every rule but the digest, cheapest first. Appends
+// the entry's decision to out.candidates; returns it as a survivor when it passes.
+std::optional<Resolver::Survivor> Resolver::examine_entry(const PackRequest& request,
+                                                          const onnx::TensorProto& source, int idx,
+                                                          Resolution& out) {
+  const onnx::ModelProto& proto = model_.proto();
+  const onnx::CompiledTensorProto& ct = proto.compiled_tensors(idx);
+  const std::string ctx = "compiled_tensors[" + std::to_string(idx) + "]";
+  CandidateDecision c;
+  c.entry = idx;
+  c.origin = "model";
+  auto reject = [&](Rejection r) -> std::optional<Survivor> {
+    c.reason = r.reason;
+    c.detail = std::move(r.detail);
+    out.candidates.push_back(std::move(c));
+    return std::nullopt;
+  };
+  if (ct.device() < 0 || ct.device() >= proto.devices_size()) {
+    return reject({MissReason::kBadDeviceIndex,
+                   ctx + ": device " + std::to_string(ct.device()) + " is out of range (" +
+                       std::to_string(proto.devices_size()) + " devices)"});
+  }
+  const onnx::DeviceProto& dev = proto.devices(ct.device());
+  c.architecture = dev.architecture();
+  Result<const onnx::StructTypeProto*> type = types::value_type(proto, ct.value());
+  if (type.ok()) {
+    c.format = (*type)->name();
+    c.format_version = metadata_value((*type)->metadata_props(), "format_version");
+  }
+  if (invalid_entries_.count(idx) != 0) {
+    return reject({MissReason::kInvalidEntry, invalid_entry_detail(idx, ctx)});
+  }
+  if (!type.ok()) {
+    return reject({MissReason::kInvalidEntry, ctx + ".value: " + type.status().message()});
+  }
+  const device::DeviceMatch dm =
+      device::match_device(dev, host_, options_.runtime_name, options_.runtime_version);
+  if (!dm.ok()) {
+    return reject(
+        {reason_of(dm.mismatch), "devices[" + std::to_string(ct.device()) + "]: " + dm.detail});
+  }
+  int rank = -1;
+  if (auto r = format_rule(request, c, ctx, rank)) return reject(std::move(*r));
+  c.format_rank = rank;
+  const AcceptableFormat& fmt = request.formats[static_cast<size_t>(rank)];
+  std::vector<uint64_t> dims(ct.value().dims().begin(), ct.value().dims().end());
+  if (fmt.check_dims) {
+    Status s = fmt.check_dims(source, **type, dims);
+    if (!s.ok()) return reject({MissReason::kFormatMismatch, ctx + ": " + s.message()});
+  }
+  Hit hit;
+  hit.entry = idx;
+  hit.format_index = rank;
+  hit.type = *type;
+  hit.dims = std::move(dims);
+  hit.device = &dev;
+  if (auto r = payload_rule(ct, ctx, c.format, hit)) return reject(std::move(*r));
+  std::optional<digest::Algorithm> alg;
+  if (auto r = digest_fields_rule(ct, ctx, alg)) return reject(std::move(*r));
+  c.usable = true;  // provisional: the digest decides
+  out.candidates.push_back(std::move(c));
+  return Survivor{out.candidates.size() - 1, rank, *alg, std::move(hit)};
+}
+
+// Pass 2: the digest, in preference order (format rank, then earliest entry).
+// Returns the chosen survivor, or null.
+Resolver::Survivor* Resolver::choose_by_digest(const PackRequest& request,
+                                               const onnx::TensorProto& source, int init_index,
+                                               std::vector<Survivor>& survivors, Resolution& out) {
   std::stable_sort(survivors.begin(), survivors.end(),
                    [](const Survivor& a, const Survivor& b) { return a.rank < b.rank; });
   Survivor* winner = nullptr;
   for (Survivor& s : survivors) {
     CandidateDecision& c = out.candidates[s.candidate];
-    const onnx::CompiledTensorProto& ct = proto.compiled_tensors(c.entry);
+    const onnx::CompiledTensorProto& ct = model_.proto().compiled_tensors(c.entry);
     const std::string ctx = "compiled_tensors[" + std::to_string(c.entry) + "]";
     if (options_.verify != VerifyPolicy::kOff) {
       Result<digest::Digest> d = source_digest(source, init_index, s.algorithm, out);
@@ -382,10 +412,9 @@ Resolution Resolver::resolve_rules(const PackRequest& request) {
       }
     }
     if (request.lineage) {  // SPEC 4.5: every other source and attribute
-      auto bad = check_lineage(*request.lineage, ct, model_, options_.verify != VerifyPolicy::kOff,
-                               [&](const onnx::TensorProto& t, int i) {
-                                 return source_digest(t, i, s.algorithm, out);
-                               });
+      auto bad = check_lineage(
+          *request.lineage, ct, model_, options_.verify != VerifyPolicy::kOff,
+          [&](const onnx::TensorProto& t, int i) { return source_digest(t, i, s.algorithm, out); });
       if (bad) {
         c.usable = false;
         c.reason = bad->reason;
@@ -401,20 +430,12 @@ Resolution Resolver::resolve_rules(const PackRequest& request) {
       c.detail = "compiled_tensors[" + std::to_string(winner->hit.entry) + "] is preferred";
     }
   }
-  if (winner != nullptr) {
-    out.verified = options_.verify != VerifyPolicy::kOff;
-    out.bytes_mapped = winner->hit.payload.size();
-    out.bytes_to_pack = 0;
-    out.hit = std::move(winner->hit);
-    ++totals_.hits;
-    totals_.bytes_mapped += out.bytes_mapped;
-    return out;
-  }
+  return winner;
+}
 
-  if (!request.lineage) try_cache(request, source, init_index, out);  // store keys: one source
-  if (out.hit) return out;
-
-  // The miss: the candidate that got furthest, ties to the earliest entry.
+// The miss after every candidate failed: the one that got furthest, ties to
+// the earliest entry.
+Resolution& Resolver::miss_from_candidates(const PackRequest& request, Resolution& out) {
   const CandidateDecision* best = nullptr;
   for (const CandidateDecision& c : out.candidates) {
     if (best == nullptr || progress(c.reason) > progress(best->reason)) best = &c;
@@ -424,11 +445,40 @@ Resolution Resolver::resolve_rules(const PackRequest& request) {
     if (options_.cache != nullptr && options_.cache->mode() != CacheMode::kOff) {
       detail += ", and the cache store has none for its formats";
     }
-    return std::move(miss(MissReason::kNotFound, std::move(detail)));
+    return record_miss(out, MissReason::kNotFound, std::move(detail));
   }
   const MissReason r = best->reason;
   std::string detail = best->detail;
-  return std::move(miss(r, std::move(detail)));
+  return record_miss(out, r, std::move(detail));
+}
+
+Resolution Resolver::resolve_rules(const PackRequest& request) {
+  Resolution out;
+  out.source_name = request.source_name;
+  out.policy = options_.verify;
+  int init_index = -1;
+  if (request_rules(request, out, init_index)) return out;
+  const onnx::TensorProto& source = model_.proto().graph().initializer(init_index);
+
+  std::vector<Survivor> survivors;
+  const auto range = entries_by_source_.equal_range(request.source_name);
+  for (auto it = range.first; it != range.second; ++it) {
+    if (auto s = examine_entry(request, source, it->second, out)) {
+      survivors.push_back(std::move(*s));
+    }
+  }
+  if (Survivor* winner = choose_by_digest(request, source, init_index, survivors, out)) {
+    out.verified = options_.verify != VerifyPolicy::kOff;
+    out.bytes_mapped = winner->hit.payload.size();
+    out.bytes_to_pack = 0;
+    out.hit = std::move(winner->hit);
+    ++totals_.hits;
+    totals_.bytes_mapped += out.bytes_mapped;
+    return out;
+  }
+  if (!request.lineage) try_cache(request, source, init_index, out);  // store keys: one source
+  if (out.hit) return out;
+  return std::move(miss_from_candidates(request, out));
 }
 
 void Resolver::try_cache(const PackRequest& request, const onnx::TensorProto& source,

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "check/check.h"
@@ -154,7 +155,37 @@ class Resolver {
   const ResolverOptions& options() const { return options_; }
 
  private:
+  // A candidate rejected by a rule.
+  struct Rejection {
+    MissReason reason;
+    std::string detail;
+  };
+  // A model entry that passed every rule but the digest.
+  struct Survivor {
+    size_t candidate;  // index in Resolution::candidates
+    int rank;          // its format's position in PackRequest::formats
+    digest::Algorithm algorithm;
+    Hit hit;
+  };
+
+  // The rules of SPEC 4.3, one function per group, in the order they apply.
   Resolution resolve_rules(const PackRequest& request);
+  bool request_rules(const PackRequest& request, Resolution& out, int& init_index);
+  std::optional<Survivor> examine_entry(const PackRequest& request, const onnx::TensorProto& source,
+                                        int idx, Resolution& out);
+  std::optional<Rejection> format_rule(const PackRequest& request, const CandidateDecision& c,
+                                       const std::string& ctx, int& rank) const;
+  std::optional<Rejection> payload_rule(const onnx::CompiledTensorProto& ct, const std::string& ctx,
+                                        const std::string& format, Hit& hit) const;
+  std::optional<Rejection> digest_fields_rule(const onnx::CompiledTensorProto& ct,
+                                              const std::string& ctx,
+                                              std::optional<digest::Algorithm>& alg) const;
+  Survivor* choose_by_digest(const PackRequest& request, const onnx::TensorProto& source,
+                             int init_index, std::vector<Survivor>& survivors, Resolution& out);
+  Resolution& miss_from_candidates(const PackRequest& request, Resolution& out);
+  Resolution& record_miss(Resolution& out, MissReason r, std::string detail);
+  void index_diagnostics();
+  std::string invalid_entry_detail(int idx, const std::string& ctx) const;
   Result<digest::Digest> source_digest(const onnx::TensorProto& source, int init_index,
                                        digest::Algorithm algorithm, Resolution& out);
   void try_cache(const PackRequest& request, const onnx::TensorProto& source, int init_index,
@@ -166,6 +197,7 @@ class Resolver {
   std::unique_ptr<MemoStore> memo_;
   std::set<int> invalid_entries_;
   std::vector<check::Diagnostic> diagnostics_;
+  std::unordered_map<int, size_t> first_diagnostic_;  // entry -> its first diagnostic
   std::multimap<std::string, int, std::less<>> entries_by_source_;
   // (source name, algorithm) -> digest already computed in this load.
   std::map<std::pair<std::string, int>, digest::Digest> digests_;

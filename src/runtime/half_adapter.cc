@@ -142,7 +142,7 @@ HostTensor narrow_constant(const HostTensor& t, int32_t dt) {
 
 }  // namespace
 
-Result<std::unique_ptr<Kernel>> build_node(const OpEntry& op, BuildContext& ctx) {
+Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, BuildContext& ctx) {
   auto native = op.build(ctx);
   int32_t half = kUndefined;
   for (int i = 0; i < ctx.input_count(); ++i) {
@@ -181,6 +181,10 @@ Result<std::unique_ptr<Kernel>> build_node(const OpEntry& op, BuildContext& ctx)
     ptrs[size_t(i)] = &d;
   }
   BuildContext fctx(ctx.node(), ctx.opset(), ptrs, ctx.weights());
+  std::vector<const ValueDesc*> implicit;
+  for (int i = 0; i < ctx.implicit_input_count(); ++i) implicit.push_back(&ctx.implicit_input(i));
+  fctx.set_implicit_inputs(std::move(implicit));
+  fctx.set_subgraph_env(ctx.subgraph_env());
   auto built = op.build(fctx);
   if (!built.ok() || !fctx.aliases().empty()) return native;  // the native error says why
 

@@ -13,6 +13,6 @@ namespace onnx_prepack::runtime {
 
 // Builds `op` for ctx's node: natively when its builder accepts the inputs'
 // types, else (some input float16 / bfloat16) through float as above.
-Result<std::unique_ptr<Kernel>> build_node(const OpEntry& op, BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, BuildContext& ctx);
 
 }  // namespace onnx_prepack::runtime

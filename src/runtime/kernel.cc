@@ -41,6 +41,7 @@ Result<const ValueDesc*> BuildContext::require_input(int i) const {
 Result<std::vector<int64_t>> BuildContext::const_ints(int i, std::string_view what) const {
   OP_ASSIGN_OR_RETURN(const ValueDesc* d, require_input(i));
   if (d->value == nullptr) {
+    needed_unknown_value_ = true;
     return error(std::string(what) + " (input " + std::to_string(i) + " '" + d->name +
                  "') must be known before running: a constant or computed from shapes");
   }

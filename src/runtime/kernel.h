@@ -117,6 +117,15 @@ class BuildContext {
   Result<const ValueDesc*> require_input(int i) const;
   // An input whose value must be known at plan time (shape, axes, ...), as int64.
   Result<std::vector<int64_t>> const_ints(int i, std::string_view what) const;
+  // True after const_ints() met an input whose value is unknown: the session
+  // may plan again with fed values pinned.
+  bool needed_unknown_value() const { return needed_unknown_value_; }
+  // An error for a builder that needs the value of an input unknown at plan
+  // time (its output shape depends on it): sets needed_unknown_value().
+  Status needs_value(const std::string& what) const {
+    needed_unknown_value_ = true;
+    return error(what);
+  }
 
   void set_output(int i, int32_t dtype, Shape shape);
   // The output is the input's bytes reinterpreted with a new shape (no kernel).
@@ -153,6 +162,7 @@ class BuildContext {
   const SubgraphEnv* env_ = nullptr;
   std::vector<Output> outputs_;
   std::vector<std::pair<int, int>> alias_;
+  mutable bool needed_unknown_value_ = false;
 };
 
 // Builder: checks the node, sets outputs, returns a kernel (or nullptr when

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -76,29 +77,10 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const format::M
                          std::string(unsupported.size() > 1 ? "s: " : ": ") + list);
   }
 
-  // Graph inputs and outputs: tensors only.
   std::set<std::string> init_names;
   for (const auto& t : g.initializer()) init_names.insert(t.name());
-  for (const auto& v : g.input()) {
-    if (!v.type().has_tensor_type()) {
-      return unimplemented("graph input '" + v.name() + "': only tensor inputs are supported");
-    }
-    GraphInput in;
-    in.name = v.name();
-    in.dtype = v.type().tensor_type().elem_type();
-    if (dtype_size(in.dtype) == 0) {
-      return unimplemented("graph input '" + v.name() + "': element type " + dtype_name(in.dtype) +
-                           " is not supported");
-    }
-    in.has_shape = v.type().tensor_type().has_shape();
-    for (const auto& d : v.type().tensor_type().shape().dim()) {
-      in.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
-      in.dim_params.push_back(d.has_dim_param() ? d.dim_param() : "");
-    }
-    in.has_initializer = init_names.count(v.name()) > 0;
-    s->inputs_.push_back(std::move(in));
-  }
-  OP_RETURN_IF_ERROR(s->index_graph());
+  OP_RETURN_IF_ERROR(s->read_signature(init_names));
+  OP_RETURN_IF_ERROR(s->order_nodes(init_names));
   return s;
 }
 
@@ -119,7 +101,10 @@ Result<std::unique_ptr<Session>> Session::create_subgraph(
     return unimplemented("subgraph '" + graph.name() + "': unsupported operator " +
                          *unsupported.begin());
   }
-  OP_RETURN_IF_ERROR(s->index_graph());
+  std::set<std::string> init_names;
+  for (const auto& t : graph.initializer()) init_names.insert(t.name());
+  OP_RETURN_IF_ERROR(s->read_signature(init_names));
+  OP_RETURN_IF_ERROR(s->order_nodes(init_names));
   return s;
 }
 
@@ -131,21 +116,46 @@ std::vector<std::string> Session::node_inputs(int node) const {
   return names;
 }
 
-Status Session::index_graph() {
+// Graph inputs and outputs: tensors only.
+Status Session::read_signature(const std::set<std::string>& init_names) {
   const auto& g = *graph_;
   env_ = std::make_unique<SubgraphEnv>(SubgraphEnv{
       model_, opset_, options_.pool, options_.fold_limit_bytes, options_.weights != nullptr});
-  std::set<std::string> init_names;
-  for (const auto& t : g.initializer()) init_names.insert(t.name());
   for (const auto& n : g.node()) implicit_inputs_.push_back(node_outer_scope_names(n));
+  // A subgraph's inputs (formal, then outer-scope) come from create_subgraph.
+  for (const auto& v : g.input()) {
+    if (graph_ != &model_->proto().graph()) break;
+    if (!v.type().has_tensor_type()) {
+      return unimplemented("graph input '" + v.name() + "': only tensor inputs are supported");
+    }
+    GraphInput in;
+    in.name = v.name();
+    in.dtype = v.type().tensor_type().elem_type();
+    if (dtype_size(in.dtype) == 0) {
+      return unimplemented("graph input '" + v.name() + "': element type " + dtype_name(in.dtype) +
+                           " is not supported");
+    }
+    in.has_shape = v.type().tensor_type().has_shape();
+    for (const auto& d : v.type().tensor_type().shape().dim()) {
+      in.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      in.dim_params.push_back(d.has_dim_param() ? d.dim_param() : "");
+    }
+    in.has_initializer = init_names.count(v.name()) > 0;
+    inputs_.push_back(std::move(in));
+  }
   for (const auto& v : g.output()) {
     if (v.type().has_sequence_type() || v.type().has_optional_type() || v.type().has_map_type()) {
       return unimplemented("graph output '" + v.name() + "': only tensor outputs are supported");
     }
     output_names_.push_back(v.name());
   }
+  return ok_status();
+}
 
-  // Topological order (Kahn), checking that every input is defined.
+// Topological order (Kahn, lowest index first among ready nodes), checking
+// that every input is defined.
+Status Session::order_nodes(const std::set<std::string>& init_names) {
+  const auto& g = *graph_;
   std::set<std::string> defined(init_names.begin(), init_names.end());
   for (const auto& in : inputs_) defined.insert(in.name);
   std::map<std::string, int> producer;
@@ -204,30 +214,53 @@ Status Session::index_graph() {
   return ok_status();
 }
 
-Status Session::plan(const std::map<std::string, Feed>& feeds) {
-  const auto& g = *graph_;
+void Session::reset_plan() {
   values_.clear();
   value_index_.clear();
   steps_.clear();
   output_values_.clear();
   fed_values_.clear();
+  planned_feeds_.clear();
   std::free(arena_);
   arena_ = nullptr;
   stats_ = PlanStats();
-  stats_.nodes = size_t(g.node_size());
+  stats_.nodes = size_t(graph_->node_size());
+}
 
-  auto add_value = [&](const std::string& name) {
-    int id = int(values_.size());
-    values_.emplace_back();
-    values_.back().name = name;
-    values_.back().desc.name = name;
-    value_index_[name] = id;
-    return id;
-  };
+int Session::add_value(const std::string& name) {
+  int id = int(values_.size());
+  values_.emplace_back();
+  values_.back().name = name;
+  values_.back().desc.name = name;
+  value_index_[name] = id;
+  return id;
+}
 
-  for (const auto& entry : feeds) {
-    const std::string& name = entry.first;
-    const Feed& feed = entry.second;
+Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds) {
+  reset_plan();
+  OP_RETURN_IF_ERROR(bind_feeds(feeds));
+  OP_RETURN_IF_ERROR(bind_initializers());
+  const std::vector<bool> live = live_nodes();
+  for (int ni : order_) {
+    if (!live[size_t(ni)]) continue;
+    bool needs_value = false;
+    Status st = build_node(ni, needs_value);
+    if (st.ok()) continue;
+    bool unpinned = false;
+    for (const auto& [name, feed] : feeds) unpinned = unpinned || feed.value == nullptr;
+    reset_plan();
+    if (needs_value && unpinned) return PlanOutcome::kNeedsInputValues;
+    return st;
+  }
+  compute_lifetimes();
+  OP_RETURN_IF_ERROR(place_arena());
+  stats_.kernels = steps_.size();
+  planned_feeds_ = feeds;
+  return PlanOutcome::kPlanned;
+}
+
+Status Session::bind_feeds(const std::map<std::string, Feed>& feeds) {
+  for (const auto& [name, feed] : feeds) {
     auto it = std::find_if(inputs_.begin(), inputs_.end(),
                            [&](const GraphInput& in) { return in.name == name; });
     if (it == inputs_.end()) return invalid_argument("input '" + name + "' is not a graph input");
@@ -273,7 +306,12 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
       return invalid_argument("input '" + in.name + "' is not fed and has no initializer");
     }
   }
-  // Initializers not overridden by a fed input: constants, bytes borrowed.
+  return ok_status();
+}
+
+// Initializers not overridden by a fed input: constants, bytes borrowed.
+Status Session::bind_initializers() {
+  const auto& g = *graph_;
   auto t_init = std::chrono::steady_clock::now();
   for (int i = 0; i < g.initializer_size(); ++i) {
     const auto& t = g.initializer(i);
@@ -288,10 +326,14 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
     v.desc.shape = v.constant->shape();
     v.desc.is_initializer = true;
   }
-
   stats_.init_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_init).count();
-  // Only nodes that lead to a graph output run.
+  return ok_status();
+}
+
+// Only nodes that lead to a graph output run.
+std::vector<bool> Session::live_nodes() const {
+  const auto& g = *graph_;
   std::set<std::string> needed(output_names_.begin(), output_names_.end());
   std::vector<bool> live(size_t(g.node_size()), false);
   for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
@@ -302,145 +344,154 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
     live[size_t(*it)] = true;
     for (const auto& in : node_inputs(*it)) needed.insert(in);
   }
+  return live;
+}
 
-  for (int ni : order_) {
-    if (!live[size_t(ni)]) continue;
-    const auto& node = g.node(ni);
-    std::vector<int> in_ids;
-    bool all_known = true;
-    for (const auto& in : node_inputs(ni)) {
-      int id = in.empty() ? -1 : value_index_.at(in);
-      in_ids.push_back(id);
-      if (id >= 0) all_known = all_known && values_[size_t(id)].constant.has_value();
-    }
-    // Descriptions with views of the known values, alive for the build.
-    std::vector<Tensor> views;
-    std::vector<ValueDesc> local;
-    views.reserve(in_ids.size());
-    local.reserve(in_ids.size());
-    std::vector<const ValueDesc*> descs;
-    for (int id : in_ids) {
-      if (id < 0) {
-        descs.push_back(nullptr);
-        continue;
-      }
-      Value& v = values_[size_t(id)];
-      local.push_back(v.desc);
-      local.back().value = nullptr;
-      if (v.constant) {
-        views.push_back(v.constant->view());
-        local.back().value = &views.back();
-      }
-      descs.push_back(&local.back());
-    }
-    const OpEntry* op = find_op(node.domain(), node.op_type());
-    std::vector<const ValueDesc*> implicit(descs.begin() + node.input_size(), descs.end());
-    descs.resize(size_t(node.input_size()));
-    BuildContext ctx(node, opset_, descs, options_.weights);
-    ctx.set_implicit_inputs(std::move(implicit));
-    ctx.set_subgraph_env(env_.get());
-    auto built = build_node(*op, ctx);  // half_adapter.h: 16-bit floats through float
-    if (!built.ok()) return built.status();
-    std::unique_ptr<Kernel> kernel = std::move(*built);
-
-    std::vector<int> out_ids;
-    const auto& outs = ctx.outputs();
-    for (int o = 0; o < node.output_size(); ++o) {
-      const std::string& name = node.output(o);
-      if (name.empty()) {
-        out_ids.push_back(-1);
-        continue;
-      }
-      if (!outs[size_t(o)].set) {
-        return internal_error(ctx.where() + ": output " + std::to_string(o) + " was not described");
-      }
-      int id = add_value(name);
-      Value& v = values_[size_t(id)];
-      v.desc.dtype = outs[size_t(o)].dtype;
-      v.desc.shape = outs[size_t(o)].shape;
-      int64_t count = checked_numel(v.desc.shape);
-      if (count < 0) {
-        return invalid_argument(ctx.where() + ": output " + shape_string(v.desc.shape) +
-                                " has a negative or overflowing size");
-      }
-      OP_RETURN_IF_ERROR(
-          checked_tensor_bytes(v.desc.dtype, v.desc.shape, ctx.where() + " output " + name)
-              .status());
-      if (uint64_t(count) * std::max<size_t>(1, dtype_size(v.desc.dtype)) > kMaxValueBytes) {
-        return resource_exhausted(ctx.where() + ": output " + shape_string(v.desc.shape) +
-                                  " needs more than " + std::to_string(kMaxValueBytes >> 30) +
-                                  " GiB");
-      }
-      if (outs[size_t(o)].value) v.constant = *outs[size_t(o)].value;
-      out_ids.push_back(id);
-    }
-    for (auto [o, i] : ctx.aliases()) {
-      int oid = out_ids[size_t(o)], iid = in_ids[size_t(i)];
-      if (oid < 0 || iid < 0) continue;
-      Value& src = values_[size_t(iid)];
-      Value& dst = values_[size_t(oid)];
-      if (src.constant) {
-        dst.constant = HostTensor::borrow(dst.desc.dtype, dst.desc.shape, src.constant->data(),
-                                          src.constant->keep_alive());
-      } else {
-        dst.runtime = true;
-        dst.alias_of = src.alias_of >= 0 ? src.alias_of : iid;
-        ++stats_.aliases;
-      }
-    }
-    if (kernel == nullptr) {
-      bool complete = true;
-      for (int id : out_ids) {
-        if (id >= 0 && !values_[size_t(id)].constant && !values_[size_t(id)].runtime)
-          complete = false;
-      }
-      if (!complete) return internal_error(ctx.where() + ": no kernel and outputs not produced");
-      if (!out_ids.empty() && out_ids[0] >= 0 && values_[size_t(out_ids[0])].constant)
-        ++stats_.folded;
-      continue;
-    }
-    // Fold when every input is known and the outputs are small.
-    uint64_t out_bytes = 0;
-    for (int id : out_ids) {
-      if (id >= 0)
-        out_bytes += uint64_t(shape_numel(values_[size_t(id)].desc.shape)) *
-                     dtype_size(values_[size_t(id)].desc.dtype);
-    }
-    if (all_known && int64_t(out_bytes) <= options_.fold_limit_bytes) {
-      std::vector<void*> ip, op_ptrs;
-      for (int id : in_ids) {
-        ip.push_back(id < 0 ? nullptr : const_cast<void*>(values_[size_t(id)].constant->data()));
-      }
-      for (int id : out_ids) {
-        if (id < 0) {
-          op_ptrs.push_back(nullptr);
-          continue;
-        }
-        Value& v = values_[size_t(id)];
-        OP_ASSIGN_OR_RETURN(v.constant, HostTensor::try_allocate(v.desc.dtype, v.desc.shape,
-                                                                 ctx.where() + " output"));
-        op_ptrs.push_back(v.constant->mutable_data());
-      }
-      kernel->run(KernelIO{ip, op_ptrs, options_.pool, &workspace_});
-      ++stats_.folded;
-      continue;
-    }
-    Step step;
-    step.node = ni;
-    step.kernel = std::move(kernel);
-    step.in = in_ids;
-    step.out = out_ids;
-    int si = int(steps_.size());
-    for (int id : out_ids) {
-      if (id < 0) continue;
-      values_[size_t(id)].runtime = true;
-      values_[size_t(id)].def = si;
-      values_[size_t(id)].last = si;
-    }
-    steps_.push_back(std::move(step));
+Status Session::build_node(int ni, bool& needs_value) {
+  const auto& node = graph_->node(ni);
+  std::vector<int> in_ids;
+  bool all_known = true;
+  for (const auto& in : node_inputs(ni)) {
+    int id = in.empty() ? -1 : value_index_.at(in);
+    in_ids.push_back(id);
+    if (id >= 0) all_known = all_known && values_[size_t(id)].constant.has_value();
   }
+  // Descriptions with views of the known values, alive for the build.
+  std::vector<Tensor> views;
+  std::vector<ValueDesc> local;
+  views.reserve(in_ids.size());
+  local.reserve(in_ids.size());
+  std::vector<const ValueDesc*> descs;
+  for (int id : in_ids) {
+    if (id < 0) {
+      descs.push_back(nullptr);
+      continue;
+    }
+    Value& v = values_[size_t(id)];
+    local.push_back(v.desc);
+    local.back().value = nullptr;
+    if (v.constant) {
+      views.push_back(v.constant->view());
+      local.back().value = &views.back();
+    }
+    descs.push_back(&local.back());
+  }
+  const OpEntry* op = find_op(node.domain(), node.op_type());
+  std::vector<const ValueDesc*> implicit(descs.begin() + node.input_size(), descs.end());
+  descs.resize(size_t(node.input_size()));
+  BuildContext ctx(node, opset_, descs, options_.weights);
+  ctx.set_implicit_inputs(std::move(implicit));
+  ctx.set_subgraph_env(env_.get());
+  auto built = build_with_half_adapter(*op, ctx);  // half_adapter.h: 16-bit floats through float
+  if (!built.ok()) {
+    needs_value = ctx.needed_unknown_value();
+    return built.status();
+  }
+  std::unique_ptr<Kernel> kernel = std::move(*built);
 
-  // Lifetimes: a read extends the storage owner's life.
+  std::vector<int> out_ids;
+  const auto& outs = ctx.outputs();
+  for (int o = 0; o < node.output_size(); ++o) {
+    const std::string& name = node.output(o);
+    if (name.empty()) {
+      out_ids.push_back(-1);
+      continue;
+    }
+    if (!outs[size_t(o)].set) {
+      return internal_error(ctx.where() + ": output " + std::to_string(o) + " was not described");
+    }
+    int id = add_value(name);
+    Value& v = values_[size_t(id)];
+    v.desc.dtype = outs[size_t(o)].dtype;
+    v.desc.shape = outs[size_t(o)].shape;
+    int64_t count = checked_numel(v.desc.shape);
+    if (count < 0) {
+      return invalid_argument(ctx.where() + ": output " + shape_string(v.desc.shape) +
+                              " has a negative or overflowing size");
+    }
+    OP_RETURN_IF_ERROR(
+        checked_tensor_bytes(v.desc.dtype, v.desc.shape, ctx.where() + " output " + name).status());
+    if (uint64_t(count) * std::max<size_t>(1, dtype_size(v.desc.dtype)) > kMaxValueBytes) {
+      return resource_exhausted(ctx.where() + ": output " + shape_string(v.desc.shape) +
+                                " needs more than " + std::to_string(kMaxValueBytes >> 30) +
+                                " GiB");
+    }
+    if (outs[size_t(o)].value) v.constant = *outs[size_t(o)].value;
+    out_ids.push_back(id);
+  }
+  for (auto [o, i] : ctx.aliases()) {
+    int oid = out_ids[size_t(o)], iid = in_ids[size_t(i)];
+    if (oid < 0 || iid < 0) continue;
+    Value& src = values_[size_t(iid)];
+    Value& dst = values_[size_t(oid)];
+    if (src.constant) {
+      dst.constant = HostTensor::borrow(dst.desc.dtype, dst.desc.shape, src.constant->data(),
+                                        src.constant->keep_alive());
+    } else {
+      dst.runtime = true;
+      dst.alias_of = src.alias_of >= 0 ? src.alias_of : iid;
+      ++stats_.aliases;
+    }
+  }
+  if (kernel == nullptr) {
+    for (int id : out_ids) {
+      if (id >= 0 && !values_[size_t(id)].constant && !values_[size_t(id)].runtime)
+        return internal_error(ctx.where() + ": no kernel and outputs not produced");
+    }
+    if (!out_ids.empty() && out_ids[0] >= 0 && values_[size_t(out_ids[0])].constant)
+      ++stats_.folded;
+    return ok_status();
+  }
+  // Fold when every input is known and the outputs are small.
+  uint64_t out_bytes = 0;
+  for (int id : out_ids) {
+    if (id >= 0)
+      out_bytes += uint64_t(shape_numel(values_[size_t(id)].desc.shape)) *
+                   dtype_size(values_[size_t(id)].desc.dtype);
+  }
+  if (all_known && int64_t(out_bytes) <= options_.fold_limit_bytes) {
+    return fold(*kernel, in_ids, out_ids);
+  }
+  Step step;
+  step.node = ni;
+  step.kernel = std::move(kernel);
+  step.in = in_ids;
+  step.out = out_ids;
+  int si = int(steps_.size());
+  for (int id : out_ids) {
+    if (id < 0) continue;
+    values_[size_t(id)].runtime = true;
+    values_[size_t(id)].def = si;
+    values_[size_t(id)].last = si;
+  }
+  steps_.push_back(std::move(step));
+  return ok_status();
+}
+
+// Runs a kernel whose inputs are all known now; its outputs become constants.
+Status Session::fold(Kernel& kernel, const std::vector<int>& in_ids,
+                     const std::vector<int>& out_ids) {
+  std::vector<void*> ip, op_ptrs;
+  for (int id : in_ids) {
+    ip.push_back(id < 0 ? nullptr : const_cast<void*>(values_[size_t(id)].constant->data()));
+  }
+  for (int id : out_ids) {
+    if (id < 0) {
+      op_ptrs.push_back(nullptr);
+      continue;
+    }
+    Value& v = values_[size_t(id)];
+    OP_ASSIGN_OR_RETURN(v.constant, HostTensor::try_allocate(v.desc.dtype, v.desc.shape,
+                                                             "folded output '" + v.name + "'"));
+    op_ptrs.push_back(v.constant->mutable_data());
+  }
+  kernel.run(KernelIO{ip, op_ptrs, options_.pool, &workspace_});
+  ++stats_.folded;
+  return ok_status();
+}
+
+// Lifetimes: a read extends the storage owner's life; outputs live to the end.
+void Session::compute_lifetimes() {
   auto owner = [&](int id) {
     return values_[size_t(id)].alias_of >= 0 ? values_[size_t(id)].alias_of : id;
   };
@@ -457,8 +508,13 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
     output_values_.push_back(id);
     if (values_[size_t(id)].runtime) values_[size_t(owner(id))].last = end;
   }
+}
 
-  // Greedy by size: each owner takes the lowest offset free during its life.
+// Greedy by size: each owner takes the lowest offset free during its life.
+// Placed blocks are listed per step they are alive at, so a block only meets
+// the blocks that share a step with it (linear for chains, where the old
+// all-pairs scan was quadratic).
+Status Session::place_arena() {
   struct Block {
     int id;
     int first, last;
@@ -471,20 +527,26 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
     if (!v.runtime || v.alias_of >= 0) continue;
     uint64_t bytes = uint64_t(shape_numel(v.desc.shape)) * dtype_size(v.desc.dtype);
     stats_.value_bytes += bytes;
+    // Fed inputs (def -1) are alive from before the first step.
     blocks.push_back({id, v.def, std::max(v.last, v.def), (bytes + 63) / 64 * 64});
   }
   std::vector<size_t> by_size(blocks.size());
   for (size_t i = 0; i < blocks.size(); ++i) by_size[i] = i;
   std::stable_sort(by_size.begin(), by_size.end(),
                    [&](size_t a, size_t b) { return blocks[a].size > blocks[b].size; });
-  std::vector<size_t> placed;
+  std::vector<std::vector<size_t>> alive_at(steps_.size() + 2);  // step t at t + 1
+  std::vector<size_t> seen_mark(blocks.size(), SIZE_MAX);
   uint64_t arena = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> busy;
   for (size_t bi : by_size) {
     Block& b = blocks[bi];
-    std::vector<std::pair<uint64_t, uint64_t>> busy;
-    for (size_t pi : placed) {
-      const Block& p = blocks[pi];
-      if (p.first <= b.last && b.first <= p.last) busy.push_back({p.offset, p.offset + p.size});
+    busy.clear();
+    for (int t = b.first; t <= b.last; ++t) {
+      for (size_t pi : alive_at[size_t(t + 1)]) {
+        if (seen_mark[pi] == bi) continue;
+        seen_mark[pi] = bi;
+        busy.push_back({blocks[pi].offset, blocks[pi].offset + blocks[pi].size});
+      }
     }
     std::sort(busy.begin(), busy.end());
     uint64_t at = 0;
@@ -494,7 +556,7 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
     }
     b.offset = at;
     arena = std::max(arena, at + b.size);
-    placed.push_back(bi);
+    for (int t = b.first; t <= b.last; ++t) alive_at[size_t(t + 1)].push_back(bi);
   }
   stats_.arena_bytes = arena;
   arena_ = std::aligned_alloc(64, std::max<uint64_t>(64, arena));
@@ -510,8 +572,6 @@ Status Session::plan(const std::map<std::string, Feed>& feeds) {
     for (int id : st.in) st.in_ptr.push_back(id < 0 ? nullptr : values_[size_t(id)].ptr);
     for (int id : st.out) st.out_ptr.push_back(id < 0 ? nullptr : values_[size_t(id)].ptr);
   }
-  stats_.kernels = steps_.size();
-  planned_feeds_ = feeds;
   return ok_status();
 }
 
@@ -548,10 +608,6 @@ Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>
   }
   return outs;
 }
-
-}  // namespace onnx_prepack::runtime
-
-namespace onnx_prepack::runtime {
 
 std::vector<Session::PlannedOutput> Session::planned_outputs() const {
   std::vector<PlannedOutput> outs;

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -44,7 +45,12 @@ struct PlanStats {
   double init_ms = 0;        // mapping initializers (borrowed bytes, typed fields converted)
 };
 
-inline constexpr const char* kNeedsValue = "must be known before running";
+// What plan() found: a plan, or that a kernel needs the value of a fed input
+// (a shape or axes tensor fed as an input) that the feeds left unknown.
+enum class PlanOutcome {
+  kPlanned,
+  kNeedsInputValues,  // pin every fed input (Feed::value) and plan again
+};
 
 class Session {
  public:
@@ -59,9 +65,8 @@ class Session {
   int opset() const { return opset_; }
 
   // Builds the plan for the fed inputs (name -> dtype, shape). Inputs not fed
-  // must have an initializer. A plan error whose message contains
-  // kNeedsValue means a fed input's value is needed to plan (pin it via
-  // Feed::value and plan again).
+  // must have an initializer. kNeedsInputValues: a kernel needs a value that
+  // depends on an unpinned fed input; there is no plan until plan() succeeds.
   struct Feed {
     int32_t dtype = kUndefined;
     Shape shape;
@@ -72,7 +77,7 @@ class Session {
     // initializer), offered to the weight preparer like an initializer.
     bool is_initializer = false;
   };
-  Status plan(const std::map<std::string, Feed>& feeds);
+  Result<PlanOutcome> plan(const std::map<std::string, Feed>& feeds);
   const PlanStats& stats() const { return stats_; }
 
   // Runs the plan. `inputs` holds one tensor per fed name, with the planned
@@ -102,10 +107,24 @@ class Session {
 
  private:
   Session() = default;
-  // Outputs, outer-scope reads of subgraphs (implicit inputs), node order.
-  Status index_graph();
+  // Phases of create(): graph inputs and outputs, outer-scope reads of
+  // subgraphs (implicit inputs), then node order.
+  Status read_signature(const std::set<std::string>& init_names);
+  Status order_nodes(const std::set<std::string>& init_names);
   // A node's declared inputs, then the outer-scope names its subgraphs read.
   std::vector<std::string> node_inputs(int node) const;
+  // Phases of plan(), in order.
+  void reset_plan();
+  int add_value(const std::string& name);
+  Status bind_feeds(const std::map<std::string, Feed>& feeds);
+  Status bind_initializers();
+  std::vector<bool> live_nodes() const;
+  // One node: a step, a folded constant, or values described without a kernel.
+  // Sets `needs_value` when its kernel needs an unknown value.
+  Status build_node(int node_index, bool& needs_value);
+  Status fold(Kernel& kernel, const std::vector<int>& in_ids, const std::vector<int>& out_ids);
+  void compute_lifetimes();
+  Status place_arena();
 
   std::shared_ptr<const format::Model> model_;
   const onnx::GraphProto* graph_ = nullptr;                // the model's graph or a subgraph of it

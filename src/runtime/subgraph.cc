@@ -112,8 +112,13 @@ Result<std::unique_ptr<Subgraph>> Subgraph::plan(const BuildContext& ctx,
   }
   auto session = Session::create_subgraph(env->model, graph, env->opset, inputs, options);
   if (!session.ok()) return session.status().with_context(where);
-  Status st = (*session)->plan(feeds);
-  if (!st.ok()) return st.with_context(where);
+  auto outcome = (*session)->plan(feeds);
+  if (!outcome.ok()) return outcome.status().with_context(where);
+  if (*outcome == PlanOutcome::kNeedsInputValues) {
+    return ctx.needs_value(where +
+                           ": planning it needs the value of an input that must be known "
+                           "before running");
+  }
   sub->session_ = std::move(*session);
   sub->outputs_ = sub->session_->planned_outputs();
   sub->bound_.resize(inputs.size());

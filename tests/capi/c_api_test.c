@@ -352,6 +352,64 @@ static uint64_t run_session(const char* path, const op_session_options* so, cons
   return hits;
 }
 
+static void count_progress(size_t done, size_t total, const char* what, void* user) {
+  (void)what;
+  if (done < total) ++*(int*)user;
+}
+
+/* op_compile writes what `onnx-prepack compile` writes: the same entries, and a
+ * session on it gives the compiled model's outputs bitwise, every weight a hit. */
+static void test_compile(const char* plain_path, const char* compiled_path, const float* x) {
+  char dst[1200];
+  path_of(dst, sizeof dst, "mlp.capi-compiled.onnx");
+  const char* targets[] = {"x86_64-avx2-fma", "x86_64-avx512f"};
+  op_compile_options co = op_compile_options_default();
+  co.targets = targets;
+  co.n_targets = 2;
+  co.no_memo = 1;
+  int packed = 0;
+  co.progress = count_progress;
+  co.progress_user = &packed;
+  op_compile_summary summary;
+  CHECK_OK(op_compile(plain_path, dst, &co, &summary));
+  CHECK(summary.entries == 2 * kLayers);
+  CHECK(summary.weights == kLayers);
+  CHECK(summary.n_targets == 2);
+  CHECK(packed == 2 * kLayers);
+
+  op_model* ours = NULL;
+  op_model* cli = NULL;
+  CHECK_OK(op_model_open(dst, &ours));
+  CHECK_OK(op_model_open(compiled_path, &cli));
+  if (ours != NULL && cli != NULL) {
+    op_model_counts a, b;
+    CHECK_OK(op_model_get_counts(ours, &a));
+    CHECK_OK(op_model_get_counts(cli, &b));
+    CHECK(a.compiled_tensors == b.compiled_tensors && a.devices == b.devices &&
+          a.struct_types == b.struct_types);
+  }
+  op_model_free(ours);
+  op_model_free(cli);
+
+  static float y_ours[kBatch * kWidth], y_cli[kBatch * kWidth];
+  op_session_options so = op_session_options_default();
+  CHECK(run_session(dst, &so, x, y_ours, NULL) == kLayers);
+  CHECK(run_session(compiled_path, &so, x, y_cli, NULL) == kLayers);
+  CHECK(memcmp(y_ours, y_cli, sizeof y_ours) == 0);
+
+  /* errors: an unknown target and digest are refused with the name in the message */
+  const char* bad[] = {"vax"};
+  co.targets = bad;
+  co.n_targets = 1;
+  CHECK(op_compile(plain_path, dst, &co, NULL) == OP_STATUS_INVALID_ARGUMENT);
+  CHECK(strstr(op_last_error_message(), "vax") != NULL);
+  co = op_compile_options_default();
+  co.digest = "md5";
+  CHECK(op_compile(plain_path, dst, &co, NULL) == OP_STATUS_INVALID_ARGUMENT);
+  CHECK(strstr(op_last_error_message(), "md5") != NULL);
+  CHECK(op_compile(NULL, dst, NULL, NULL) == OP_STATUS_INVALID_ARGUMENT);
+}
+
 static void test_session(const char* plain_path, const char* compiled_path, const float* x,
                          const char* cli_npy) {
   static float y_plain[kBatch * kWidth], y_compiled[kBatch * kWidth], y_cached[kBatch * kWidth];
@@ -422,6 +480,7 @@ int main(int argc, char** argv) {
   test_errors();
   test_model(plain, compiled, json);
   test_session(plain, compiled, x, ynpy);
+  test_compile(plain, compiled, x);
   free(json);
   if (g_failures > 0) {
     fprintf(stderr, "c_api_test: %d checks failed\n", g_failures);

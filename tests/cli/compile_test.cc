@@ -64,3 +64,33 @@ TEST(Compile, UsageErrors) {
 
 }  // namespace
 }  // namespace onnx_prepack
+
+namespace onnx_prepack {
+namespace {
+
+// docs/cli.md: 2 for a missing or malformed model, 3 when the operating
+// system refuses to write an output.
+TEST(Compile, ExitCodesOfReadAndWriteFailures) {
+  testing::TempDir dir;
+  testing::write_bytes(dir.file("mlp.onnx"), testing::make_mlp(8, 16, 4, 3).SerializeAsString());
+  testing::write_bytes(dir.file("a_file"), "x");
+  std::string out;
+  EXPECT_EQ(testing::run_command(cli() + " compile " + dir.file("missing.onnx") + " -o " +
+                                     dir.file("o.onnx") + " 2>&1",
+                                 &out),
+            2)
+      << out;
+  EXPECT_EQ(testing::run_command(cli() + " compile " + dir.file("mlp.onnx") + " -o " +
+                                     dir.file("no_such_dir/o.onnx") + " 2>&1",
+                                 &out),
+            3)
+      << out;
+  EXPECT_EQ(testing::run_command(cli() + " run " + dir.file("mlp.onnx") + " --output-dir " +
+                                     dir.file("a_file/sub") + " 2>&1",
+                                 &out),
+            3)
+      << out;
+}
+
+}  // namespace
+}  // namespace onnx_prepack

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/cpu_features.h"
 #include "base/json.h"
 #include "testing/test_models.h"
 
@@ -251,6 +252,34 @@ TEST(Blake3Finalize, DoesNotChangeTheState) {
   EXPECT_EQ(mid, hash_of({input.data(), 2000}));
   h.update({input.data() + 2000, 3000});
   EXPECT_EQ(hash_hex(h), hash_of(input));
+}
+
+}  // namespace
+}  // namespace onnx_prepack::digest::blake3
+
+namespace onnx_prepack::digest::blake3 {
+namespace {
+
+// ONNX_PREPACK_MAX_ISA (here set_max_isa) caps BLAKE3 like every other kernel:
+// the one detector decides, and the digest does not depend on the kernel.
+TEST(Blake3, DispatchFollowsTheIsaCap) {
+  std::vector<uint8_t> data(100000);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 31 + 7);
+  auto hash_now = [&] {
+    Hasher h(nullptr, nullptr);
+    h.update(data);
+    std::vector<uint8_t> out(32);
+    h.finalize(out);
+    return out;
+  };
+  const auto uncapped = hash_now();
+  base::set_max_isa(base::IsaLevel::kRef);
+  EXPECT_EQ(std::string(best_kernel().name), "portable");
+  EXPECT_EQ(hash_now(), uncapped);
+  base::set_max_isa(base::IsaLevel::kAvx2);
+  EXPECT_NE(std::string(best_kernel().name), "avx512");
+  EXPECT_EQ(hash_now(), uncapped);
+  base::set_max_isa(std::nullopt);
 }
 
 }  // namespace

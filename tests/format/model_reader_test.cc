@@ -144,10 +144,10 @@ TEST(ModelReader, TruncatedAndGarbageInputsAreErrorsNotCrashes) {
   EXPECT_FALSE(r.ok());
 }
 
-TEST(ModelReader, MissingFileIsAnIoError) {
+TEST(ModelReader, MissingFileIsNotFound) {
   auto r = Model::load("/nonexistent/model.onnx");
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kIoError);
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
   EXPECT_NE(r.status().message().find("/nonexistent/model.onnx"), std::string::npos);
 }
 

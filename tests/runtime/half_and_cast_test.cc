@@ -15,6 +15,7 @@
 #include "runtime/ops/math/float8.h"
 #include "runtime/ops/vec_act.h"
 #include "runtime/session.h"
+#include "testing/plan_status.h"
 #include "testing/test_models.h"
 
 namespace onnx_prepack::runtime {
@@ -89,7 +90,7 @@ std::pair<HostTensor, HostTensor> run_both(const onnx::ModelProto& m, const std:
   std::shared_ptr<const format::Model> model(std::move(*loaded));
   auto s = Session::create(model, SessionOptions{});
   EXPECT_TRUE(s.ok()) << s.status().message();
-  Status st = (*s)->plan({{input, {in.dtype(), in.shape()}}});
+  Status st = testing::plan_status((*s)->plan({{input, {in.dtype(), in.shape()}}}));
   EXPECT_TRUE(st.ok()) << st.message();
   auto got = (*s)->run({{input, in.view()}});
   EXPECT_TRUE(got.ok()) << got.status().message();

@@ -158,12 +158,12 @@ std::string run_case(const fs::path& dir) {
       keep.push_back(std::move(*h));
       protos.push_back(t);
     }
-    Status st = (*session)->plan(feeds);
-    if (!st.ok() && st.message().find(kNeedsValue) != std::string::npos) {
+    auto planned = (*session)->plan(feeds);
+    if (planned.ok() && *planned == PlanOutcome::kNeedsInputValues) {
       for (auto& [name, f] : feeds) f.value = &inputs[name];  // shapes/axes fed as inputs
-      st = (*session)->plan(feeds);
+      planned = (*session)->plan(feeds);
     }
-    if (!st.ok()) return "plan: " + st.message();
+    if (!planned.ok()) return "plan: " + planned.status().message();
     auto outs = (*session)->run(inputs);
     if (!outs.ok()) return "run: " + outs.status().message();
     for (size_t i = 0; i < outs->size(); ++i) {

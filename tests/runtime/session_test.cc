@@ -151,10 +151,10 @@ TEST(Session, ShapeErrorsNameTheNode) {
   o.width = 8;
   auto s = Session::create(model_of(generate_model(o)), {});
   ASSERT_TRUE(s.ok());
-  Status st = (*s)->plan({{"x", {kFloat, {2, 8}}}});
+  Status st = (*s)->plan({{"x", {kFloat, {2, 8}}}}).status();
   EXPECT_TRUE(st.ok()) << st.message();
   // The declared width is 8: 9 columns is refused with the input named.
-  st = (*s)->plan({{"x", {kFloat, {2, 9}}}});
+  st = (*s)->plan({{"x", {kFloat, {2, 9}}}}).status();
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("input 'x'"), std::string::npos) << st.message();
 }

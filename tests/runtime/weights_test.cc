@@ -8,9 +8,8 @@
 #include <fstream>
 
 #include "device/cpu_features.h"
-#include "device/device_match.h"
 #include "format/model_writer.h"
-#include "resolve/cache_store.h"
+#include "onnx_prepack/engine.hpp"
 #include "resolve/resolver.h"
 #include "runtime/generate.h"
 #include "runtime/prepared_weights.h"
@@ -32,31 +31,18 @@ struct RunResult {
 RunResult run_model(const std::string& path, const std::string& cache_dir,
                     const std::string& memo_dir, resolve::VerifyPolicy policy) {
   RunResult rr;
-  auto loaded = format::Model::load(path);
-  EXPECT_TRUE(loaded.ok()) << loaded.status().message();
-  std::shared_ptr<const format::Model> model(std::move(*loaded));
-  std::unique_ptr<resolve::CacheStore> store;
-  if (!cache_dir.empty()) {
-    auto s = resolve::CacheStore::open(cache_dir, resolve::CacheMode::kReadWrite);
-    EXPECT_TRUE(s.ok()) << s.status().message();
-    store = std::move(*s);
-  }
-  resolve::ResolverOptions ro;
-  ro.verify = policy;
-  ro.cache = store.get();
-  ro.memo_dir = memo_dir;
-  resolve::Resolver resolver(*model, device::HostDescription::detect(), ro);
-  ResolvedWeights weights(&resolver, device::host_isa_level(), &base::ThreadPool::shared());
-  SessionOptions so;
-  so.weights = &weights;
-  auto s = Session::create(model, so);
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  EXPECT_TRUE((*s)->plan({{"input_ids", {kInt64, {1, 12}}}}).ok());
+  EngineOptions o;
+  o.verify = std::string(resolve::verify_policy_name(policy));
+  o.cache_dir = cache_dir;
+  o.memo_dir = memo_dir;
+  auto engine = Engine::open(path, o);
+  EXPECT_TRUE(engine.ok()) << engine.status().message();
+  if (!engine.ok()) return rr;
   std::vector<int64_t> ids = {5, 9, 31, 2, 0, 0, 17, 4, 40, 41, 3, 1};
-  auto out = (*s)->run({{"input_ids", Tensor{kInt64, {1, 12}, ids.data()}}});
+  auto out = (*engine)->run({{"input_ids", Tensor{kInt64, {1, 12}, ids.data()}}});
   EXPECT_TRUE(out.ok()) << out.status().message();
-  rr.outputs = std::move(*out);
-  rr.decisions = weights.decisions();
+  if (out.ok()) rr.outputs = std::move(*out);
+  rr.decisions = (*engine)->weights();
   return rr;
 }
 
@@ -211,17 +197,18 @@ TEST(PreparedGemm, TransposedBPackedMatchesDirect) {
   std::shared_ptr<const format::Model> model(format::Model::from_proto(p, "."));
   auto x = ::onnx_prepack::testing::pseudo_random_floats(size_t(m * k), 7);
   for (bool packed : {true, false}) {
-    ResolvedWeights weights(nullptr, device::host_isa_level(), nullptr);
-    SessionOptions so;
-    if (packed) so.weights = &weights;
-    auto s = Session::create(model, so);
-    ASSERT_TRUE(s.ok()) << s.status().message();
-    ASSERT_TRUE((*s)->plan({{"x", {kFloat, {m, k}}}}).ok());
-    auto out = (*s)->run({{"x", Tensor{kFloat, {m, k}, x.data()}}});
+    EngineOptions o;
+    o.weights = packed ? "packed" : "plain";
+    auto engine = Engine::open_model(model, o);
+    ASSERT_TRUE(engine.ok()) << engine.status().message();
+    auto out = (*engine)->run({{"x", Tensor{kFloat, {m, k}, x.data()}}});
     ASSERT_TRUE(out.ok()) << out.status().message();
+    const auto decisions = (*engine)->weights();
     if (packed) {
-      ASSERT_EQ(weights.decisions().size(), 1u);
-      EXPECT_EQ(weights.decisions()[0].decision, "miss");
+      ASSERT_EQ(decisions.size(), 1u);
+      EXPECT_EQ(decisions[0].decision, "miss");
+    } else {
+      EXPECT_TRUE(decisions.empty());
     }
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {

@@ -296,6 +296,14 @@ const F32GemmKernel* f32_gemm_select(uint32_t nr, device::IsaLevel level) {
   return nullptr;
 }
 
+const F32GemmKernel& f32_gemm_native(device::IsaLevel level) {
+  for (const F32GemmKernel& k : kF32GemmKernels) {
+    if (k.isa != device::IsaLevel::kRef && k.isa <= level) return k;
+  }
+  // Portable: the 16-column layout (the AVX2 format's), read by its _ref twin.
+  return *f32_gemm_select(16, device::IsaLevel::kRef);
+}
+
 Status f32_gemm(const F32GemmArgs& g, const F32GemmOptions& options) {
   const PackedBView& b = g.b;
   if (g.m == 0 || b.n == 0) return ok_status();

@@ -11,15 +11,7 @@
 
 namespace onnx_prepack::runtime {
 
-size_t gemm_panel_width() {
-  // The kernels layer's table lists its kernels best first: the first one the
-  // host runs decides the panel width (the driver then selects it for that width).
-  const device::IsaLevel level = device::host_isa_level();
-  for (const kernels::F32GemmKernel& k : kernels::kF32GemmKernels) {
-    if (k.isa <= level && k.isa != device::IsaLevel::kRef) return k.nr;
-  }
-  return 16;  // portable: the 16-column layout, as pack::gemm_b_runtime_format
-}
+size_t gemm_panel_width() { return kernels::f32_gemm_native(device::host_isa_level()).nr; }
 
 size_t gemm_pack_floats(size_t k, size_t n, size_t nr) {
   return kernels::packed_b_floats(k, n, nr);

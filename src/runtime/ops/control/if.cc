@@ -65,9 +65,10 @@ Result<std::unique_ptr<Kernel>> build_if(BuildContext& ctx) {
     const auto& t = then_b->outputs()[size_t(i)];
     const auto& e = else_b->outputs()[size_t(i)];
     if (t.dtype != e.dtype || t.shape != e.shape) {
-      return ctx.error("the condition (input 0 '" + cond->name + "') " + kNeedsValue + ": output " +
-                       std::to_string(i) + " is " + type_string(t) + " in then_branch and " +
-                       type_string(e) + " in else_branch");
+      return ctx.needs_value("the condition (input 0 '" + cond->name +
+                             "') must be known before running: output " + std::to_string(i) +
+                             " is " + type_string(t) + " in then_branch and " + type_string(e) +
+                             " in else_branch");
     }
     ctx.set_output(i, t.dtype, t.shape);
   }

@@ -95,7 +95,7 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
         if (r.ok()) {
           reusable = std::move(*r);
           reusable_shapes = shapes_now;
-        } else if (r.status().message().find(kNeedsValue) != std::string::npos) {
+        } else if (ctx.needed_unknown_value()) {
           needs_pinning = true;
         } else {
           return r.status();
@@ -237,21 +237,20 @@ Result<std::unique_ptr<Kernel>> build_loop(BuildContext& ctx) {
     const auto& o = outs[size_t(1 + i)];
     const ValueDesc& in = ctx.input(2 + i);
     if (o.dtype != in.dtype || o.shape != in.shape) {
-      return ctx.error("loop-carried value " + std::to_string(i) + " ('" + in.name +
-                       "') changes from " + dtype_name(in.dtype) + shape_string(in.shape) + " to " +
-                       dtype_name(o.dtype) + shape_string(o.shape) +
-                       " in one iteration: the loop's inputs " + kNeedsValue +
-                       " (it then runs at plan time)");
+      return ctx.needs_value("loop-carried value " + std::to_string(i) + " ('" + in.name +
+                             "') changes from " + dtype_name(in.dtype) + shape_string(in.shape) +
+                             " to " + dtype_name(o.dtype) + shape_string(o.shape) +
+                             " in one iteration: the loop's inputs must be known before running"
+                             " (it then runs at plan time)");
     }
     if (i < ctx.output_count()) ctx.set_output(i, in.dtype, in.shape);
   }
   int64_t scan_len = 0;
   if (ls.scans > 0) {
     if (!(cond_static && (trips || !*cond0))) {
-      return ctx.error(
+      return ctx.needs_value(
           "the number of iterations sets the scan outputs' length: the trip count "
-          "and condition " +
-          std::string(kNeedsValue));
+          "and condition must be known before running");
     }
     scan_len = *cond0 ? std::max<int64_t>(0, *trips) : 0;
   }

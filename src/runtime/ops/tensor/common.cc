@@ -11,9 +11,9 @@ namespace onnx_prepack::runtime::tensor_family {
 Result<const Tensor*> value_for_shape(const BuildContext& ctx, int input, std::string_view what) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* d, ctx.require_input(input));
   if (d->value == nullptr) {
-    return ctx.error(std::string(what) + " (input " + std::to_string(input) + " '" + d->name +
-                     "') is needed to plan the output, so it " + kNeedsValue +
-                     ": a constant, computed from constants, or a pinned input");
+    return ctx.needs_value(std::string(what) + " (input " + std::to_string(input) + " '" + d->name +
+                           "') is needed to plan the output, so it must be known before running"
+                           ": a constant, computed from constants, or a pinned input");
   }
   return d->value;
 }

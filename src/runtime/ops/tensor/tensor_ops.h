@@ -38,7 +38,7 @@ BuildResult build_det(BuildContext& ctx);
 
 // An input whose *value* decides an output's shape (NonZero, Compress, TopK's
 // k, Range's limits) must be known at plan time: the value, or the planner's
-// "needs the value" error (runtime::kNeedsValue, so the CLI pins fed inputs and
+// "needs the value" error (BuildContext::needs_value, so the CLI pins fed inputs and
 // replans). The one place that produces that error for this family.
 Result<const Tensor*> value_for_shape(const BuildContext& ctx, int input, std::string_view what);
 

@@ -1,8 +1,8 @@
-#include "cli/struct_type_summary.h"
+#include "engine/struct_type_summary.h"
 
 #include "types/struct_type.h"
 
-namespace onnx_prepack::cli {
+namespace onnx_prepack::engine {
 
 base::Json struct_type_summary(const onnx::ModelProto& model, const onnx::StructTypeProto& type) {
   base::Json o = base::Json::object();
@@ -40,4 +40,4 @@ base::Json struct_type_summary(const onnx::ModelProto& model, const onnx::Struct
   return o;
 }
 
-}  // namespace onnx_prepack::cli
+}  // namespace onnx_prepack::engine

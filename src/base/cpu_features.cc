@@ -1,7 +1,8 @@
-// CPUID/XGETBV (x86_64) and hwcaps (aarch64) detection. Device layer; SPEC 6.
+// CPUID/XGETBV (x86_64) and hwcaps (aarch64) detection: the one detector of the
+// project (base layer, so that digest, below device, uses it too). SPEC 6.
 // Built with baseline flags only (no _avx2/_avx512 suffix): it runs before we
 // know what the CPU can do.
-#include "device/cpu_features.h"
+#include "base/cpu_features.h"
 
 #include <atomic>
 #include <cstdint>
@@ -15,7 +16,7 @@
 #include <sys/auxv.h>
 #endif
 
-namespace onnx_prepack::device {
+namespace onnx_prepack::base {
 namespace {
 
 #if defined(__x86_64__)
@@ -200,4 +201,4 @@ CpuFeatures host_cpu_features() {
 
 IsaLevel host_isa_level() { return isa_level_of(host_cpu_features()); }
 
-}  // namespace onnx_prepack::device
+}  // namespace onnx_prepack::base

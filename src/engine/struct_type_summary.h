@@ -5,8 +5,8 @@
 #include "base/json.h"
 #include "onnx_prepack.pb.h"
 
-namespace onnx_prepack::cli {
+namespace onnx_prepack::engine {
 
 base::Json struct_type_summary(const onnx::ModelProto& model, const onnx::StructTypeProto& type);
 
-}  // namespace onnx_prepack::cli
+}  // namespace onnx_prepack::engine

@@ -1,0 +1,144 @@
+// The engine: the one path from a model file to outputs that every frontend
+// (the CLI's run/explain, the C API, the Python module, the tests) adapts.
+// An Engine owns the model, the thread pool, the cache store, the resolver,
+// the weight preparation and one runtime Session per load; it plans for the
+// fed inputs (pinning fed values when planning needs them), runs, and reports
+// per-weight decisions and phase timings. compile_model() is the compile
+// pipeline of `onnx-prepack compile`.
+//
+//   auto engine = onnx_prepack::Engine::open("model.onnx", {.verify = "memo"});
+//   auto outputs = (*engine)->run({{"x", x_tensor}});
+//
+// The runtime types named here (Tensor, HostTensor, GraphInput, ...) are
+// declared in src/runtime/ (tensor.h, session.h, prepared_weights.h).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "onnx_prepack/defaults.hpp"
+#include "onnx_prepack/status.h"
+
+namespace onnx_prepack {
+
+namespace format {
+class Model;
+}
+namespace runtime {
+struct Tensor;
+class HostTensor;
+struct GraphInput;
+struct WeightDecision;
+struct PreparedTotals;
+struct PlanStats;
+}  // namespace runtime
+
+struct EngineOptions {
+  std::string verify = "full";  // SPEC 7.2 policy: "full", "memo" or "off"
+  std::string cache_dir;        // write-back cache store; "" or "off" = none
+  bool cache_read_only = false;
+  uint64_t cache_max_bytes = kDefaultCacheMaxBytes;
+  std::string memo_dir;                // memo records for "memo"; "" = MemoStore::default_dir()
+  uint32_t threads = kDefaultThreads;  // one pool for hashing, packing, kernels; 0 = all cores
+  std::string weights = "packed";      // "packed" (through the resolver) or "plain" (no resolver)
+};
+
+// Milliseconds of the phases of the last plan (and of the runs after it).
+struct EngineTimings {
+  double parse = 0;      // read + protobuf parse (0 for a model handed over parsed)
+  double resolve = 0;    // loading rules of the weight requests that hashed nothing
+  double verify = 0;     // resolve time of the requests that hashed source bytes
+  double map = 0;        // initializer views + populating the hits' page tables
+  double pack = 0;       // packing the misses
+  double store = 0;      // cache write-back
+  double plan = 0;       // shapes, folding, kernel choice, arena
+  double first_run = 0;  // the first run after the last plan
+  double last_run = 0;
+};
+
+class Engine {
+ public:
+  // Reads the model at `path` (external data relative to its folder).
+  static Result<std::unique_ptr<Engine>> open(const std::string& path, EngineOptions options = {});
+  // Parses serialized ModelProto bytes; external data is resolved against `base_dir`.
+  static Result<std::unique_ptr<Engine>> open_bytes(std::string_view bytes, std::string base_dir,
+                                                    EngineOptions options = {});
+  // Takes a model already parsed (shared with the caller).
+  static Result<std::unique_ptr<Engine>> open_model(std::shared_ptr<const format::Model> model,
+                                                    EngineOptions options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const format::Model& model() const;
+  std::shared_ptr<const format::Model> shared_model() const;
+  const EngineOptions& options() const;
+  size_t threads() const;  // size of the pool (calling thread included)
+
+  const std::vector<runtime::GraphInput>& inputs() const;
+  const std::vector<std::string>& output_names() const;
+  // The graph input named `name`, or null.
+  const runtime::GraphInput* find_input(std::string_view name) const;
+
+  // Plans for the fed inputs' types and shapes (their bytes are read only when
+  // planning needs a fed value, e.g. a shape tensor fed as an input: the plan
+  // then pins them and run() plans again for other values).
+  Status plan(const std::map<std::string, runtime::Tensor>& inputs);
+  // Runs, planning first when there is no plan for these inputs' types and
+  // shapes. Safe to call from several threads: runs are serialized.
+  Result<std::vector<runtime::HostTensor>> run(
+      const std::map<std::string, runtime::Tensor>& inputs);
+
+  // Per-weight decisions so far (a copy: safe while another thread runs).
+  std::vector<runtime::WeightDecision> weights() const;
+  runtime::PreparedTotals weight_totals() const;
+  uint64_t bytes_populated() const;  // hits' pages populated by the plans
+  runtime::PlanStats plan_stats() const;
+  EngineTimings timings() const;
+
+ private:
+  struct State;
+  explicit Engine(std::unique_ptr<State> state);
+  std::unique_ptr<State> s_;
+};
+
+// ---- compile ---------------------------------------------------------------
+
+struct CompileOptions {
+  std::vector<std::string> targets = {"host"};  // "host" or an architecture with a packed format
+  std::string digest = "blake3";                // "blake3" or "sha256"
+  bool lift_constants = false;         // Constant nodes with a tensor value become initializers
+  uint32_t threads = kDefaultThreads;  // 0 = all cores
+  bool memo = true;                    // record the output's digests for `verify memo`
+  std::string memo_dir;                // "" = MemoStore::default_dir()
+  // Called before each payload is packed (done < total) and once at the end
+  // (done == total, what == ""). May be empty.
+  std::function<void(size_t done, size_t total, const std::string& what)> progress;
+};
+
+struct CompileSummary {
+  uint64_t entries = 0;  // compiled_tensors written
+  uint64_t weights = 0;  // eligible weights
+  uint64_t payload_bytes = 0;
+  double seconds = 0;
+  std::vector<std::string> targets;  // architectures, deduplicated, in order
+  int lifted = 0;                    // constants lifted
+  std::string output;                // the model written
+  std::string data_file;             // its external data file ("" if none)
+  std::string memo_error;            // why the memo was not recorded ("" = recorded or off)
+};
+
+// The compile pipeline of `onnx-prepack compile` (docs/cli.md): packs every
+// eligible MatMul/Gemm B for each target and writes `dst` with devices,
+// struct_types and compiled_tensors. Errors: invalid_argument for an unknown
+// target or digest, the load's error for an unreadable `src`, io_error when
+// writing fails.
+Result<CompileSummary> compile_model(const std::string& src, const std::string& dst,
+                                     const CompileOptions& options = {});
+
+}  // namespace onnx_prepack

@@ -1,0 +1,231 @@
+#include "onnx_prepack/engine.hpp"
+
+#include <chrono>
+#include <mutex>
+
+#include "base/thread_pool.h"
+#include "device/cpu_features.h"
+#include "device/device_match.h"
+#include "engine/engine_options.h"
+#include "format/model.h"
+#include "resolve/cache_store.h"
+#include "resolve/resolver.h"
+#include "runtime/prepared_weights.h"
+#include "runtime/session.h"
+
+namespace onnx_prepack {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+using Feeds = std::map<std::string, runtime::Session::Feed>;
+
+Feeds feeds_of(const std::map<std::string, runtime::Tensor>& inputs) {
+  Feeds feeds;
+  for (const auto& [name, t] : inputs) feeds[name] = {t.dtype, t.shape, nullptr};
+  return feeds;
+}
+
+bool same_types_and_shapes(const Feeds& a, const Feeds& b) {
+  if (a.size() != b.size()) return false;
+  for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib) {
+    if (ia->first != ib->first || ia->second.dtype != ib->second.dtype ||
+        ia->second.shape != ib->second.shape) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+// Members in the order they are built; destroyed in reverse, users first.
+struct Engine::State {
+  std::shared_ptr<const format::Model> model;
+  EngineOptions options;
+  std::unique_ptr<base::ThreadPool> own_pool;
+  base::ThreadPool* pool = nullptr;
+  std::unique_ptr<resolve::CacheStore> store;
+  std::unique_ptr<resolve::Resolver> resolver;
+  std::unique_ptr<runtime::ResolvedWeights> prepared;
+  std::unique_ptr<runtime::Session> session;
+
+  mutable std::mutex mu;  // plan and run share the session's arena
+  Feeds planned;          // types and shapes of the plan (values not kept)
+  bool has_plan = false;
+  bool pinned = false;  // the plan holds fed values: plan again every run
+  bool first_run_pending = false;
+  uint64_t populated = 0;
+  EngineTimings timings;
+
+  Status plan_locked(const std::map<std::string, runtime::Tensor>& inputs);
+};
+
+Engine::Engine(std::unique_ptr<State> state) : s_(std::move(state)) {}
+Engine::~Engine() = default;
+
+Result<std::unique_ptr<Engine>> Engine::open(const std::string& path, EngineOptions options) {
+  OP_RETURN_IF_ERROR(engine::validate(options));
+  const auto t0 = Clock::now();
+  OP_ASSIGN_OR_RETURN(std::unique_ptr<format::Model> model, format::Model::load(path));
+  const double parse_ms = ms_between(t0, Clock::now());
+  auto e = open_model(std::shared_ptr<const format::Model>(std::move(model)), std::move(options));
+  if (e.ok()) (*e)->s_->timings.parse = parse_ms;
+  return e;
+}
+
+Result<std::unique_ptr<Engine>> Engine::open_bytes(std::string_view bytes, std::string base_dir,
+                                                   EngineOptions options) {
+  OP_RETURN_IF_ERROR(engine::validate(options));
+  const auto t0 = Clock::now();
+  OP_ASSIGN_OR_RETURN(
+      std::unique_ptr<format::Model> model,
+      format::Model::parse(
+          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+          std::move(base_dir)));
+  const double parse_ms = ms_between(t0, Clock::now());
+  auto e = open_model(std::shared_ptr<const format::Model>(std::move(model)), std::move(options));
+  if (e.ok()) (*e)->s_->timings.parse = parse_ms;
+  return e;
+}
+
+Result<std::unique_ptr<Engine>> Engine::open_model(std::shared_ptr<const format::Model> model,
+                                                   EngineOptions options) {
+  OP_RETURN_IF_ERROR(engine::validate(options));
+  if (model == nullptr) return invalid_argument("engine: model is null");
+  auto s = std::make_unique<State>();
+  s->model = std::move(model);
+  s->options = std::move(options);
+  s->pool = engine::pool_for(s->options.threads, s->own_pool);
+  runtime::SessionOptions so;
+  so.pool = s->pool;
+  if (s->options.weights == "packed") {
+    OP_ASSIGN_OR_RETURN(s->store, engine::open_cache_store(s->options));
+    resolve::ResolverOptions ro;
+    ro.verify = *resolve::verify_policy_from_name(s->options.verify);
+    ro.memo_dir = s->options.memo_dir;
+    ro.cache = s->store.get();
+    ro.pool = s->pool;
+    s->resolver =
+        std::make_unique<resolve::Resolver>(*s->model, device::HostDescription::detect(), ro);
+    s->prepared = std::make_unique<runtime::ResolvedWeights>(s->resolver.get(),
+                                                             device::host_isa_level(), s->pool);
+    so.weights = s->prepared.get();
+  }
+  OP_ASSIGN_OR_RETURN(s->session, runtime::Session::create(s->model, so));
+  return std::unique_ptr<Engine>(new Engine(std::move(s)));
+}
+
+const format::Model& Engine::model() const { return *s_->model; }
+std::shared_ptr<const format::Model> Engine::shared_model() const { return s_->model; }
+const EngineOptions& Engine::options() const { return s_->options; }
+size_t Engine::threads() const { return s_->pool->size(); }
+
+const std::vector<runtime::GraphInput>& Engine::inputs() const { return s_->session->inputs(); }
+const std::vector<std::string>& Engine::output_names() const { return s_->session->output_names(); }
+
+const runtime::GraphInput* Engine::find_input(std::string_view name) const {
+  for (const auto& in : inputs()) {
+    if (in.name == name) return &in;
+  }
+  return nullptr;
+}
+
+Status Engine::plan(const std::map<std::string, runtime::Tensor>& inputs) {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  return s_->plan_locked(inputs);
+}
+
+Status Engine::State::plan_locked(const std::map<std::string, runtime::Tensor>& inputs) {
+  const runtime::PreparedTotals before = prepared ? prepared->totals() : runtime::PreparedTotals();
+  const size_t decisions_before = prepared ? prepared->decisions().size() : 0;
+  has_plan = false;
+  pinned = false;
+  Feeds feeds = feeds_of(inputs);
+  const auto t0 = Clock::now();
+  OP_ASSIGN_OR_RETURN(runtime::PlanOutcome outcome, session->plan(feeds));
+  if (outcome == runtime::PlanOutcome::kNeedsInputValues) {
+    for (auto& [name, f] : feeds) f.value = &inputs.at(name);  // shape inputs fed as data
+    pinned = true;
+    OP_ASSIGN_OR_RETURN(outcome, session->plan(feeds));
+    if (outcome != runtime::PlanOutcome::kPlanned) {
+      return internal_error("plan: a value is still unknown with every fed input pinned");
+    }
+  }
+  const auto t1 = Clock::now();
+  if (prepared) populated = prepared->populate_hits(pool);
+  const auto t2 = Clock::now();
+  for (auto& [name, f] : feeds) f.value = nullptr;  // the caller's tensors die after this call
+  planned = std::move(feeds);
+  has_plan = true;
+  first_run_pending = true;
+
+  const runtime::PreparedTotals after = prepared ? prepared->totals() : runtime::PreparedTotals();
+  double verify_ms = 0;
+  if (prepared) {
+    const auto& d = prepared->decisions();
+    for (size_t i = decisions_before; i < d.size(); ++i) {
+      if (d[i].bytes_hashed > 0) verify_ms += d[i].resolve_ms;
+    }
+  }
+  const double resolve_ms = after.resolve_ms - before.resolve_ms;
+  const double pack_ms = after.pack_ms - before.pack_ms;
+  const double store_ms = after.store_ms - before.store_ms;
+  const double init_ms = session->stats().init_ms;
+  timings.resolve = resolve_ms - verify_ms;
+  timings.verify = verify_ms;
+  timings.map = init_ms + ms_between(t1, t2);
+  timings.pack = pack_ms;
+  timings.store = store_ms;
+  timings.plan = ms_between(t0, t1) - resolve_ms - pack_ms - store_ms - init_ms;
+  return ok_status();
+}
+
+Result<std::vector<runtime::HostTensor>> Engine::run(
+    const std::map<std::string, runtime::Tensor>& inputs) {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  if (!s_->has_plan || s_->pinned || !same_types_and_shapes(feeds_of(inputs), s_->planned)) {
+    OP_RETURN_IF_ERROR(s_->plan_locked(inputs));
+  }
+  const auto t0 = Clock::now();
+  OP_ASSIGN_OR_RETURN(std::vector<runtime::HostTensor> outputs, s_->session->run(inputs));
+  const double run_ms = ms_between(t0, Clock::now());
+  s_->timings.last_run = run_ms;
+  if (s_->first_run_pending) {
+    s_->timings.first_run = run_ms;
+    s_->first_run_pending = false;
+  }
+  return outputs;
+}
+
+std::vector<runtime::WeightDecision> Engine::weights() const {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  if (!s_->prepared) return {};
+  return s_->prepared->decisions();
+}
+
+runtime::PreparedTotals Engine::weight_totals() const {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  return s_->prepared ? s_->prepared->totals() : runtime::PreparedTotals();
+}
+
+uint64_t Engine::bytes_populated() const {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  return s_->populated;
+}
+
+runtime::PlanStats Engine::plan_stats() const {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  return s_->session->stats();
+}
+
+EngineTimings Engine::timings() const {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  return s_->timings;
+}
+
+}  // namespace onnx_prepack
