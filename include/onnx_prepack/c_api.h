@@ -175,7 +175,7 @@ typedef struct op_resolver_options {
 } op_resolver_options;
 
 /* verify FULL, no cache (mode READ_WRITE, 4 GiB if a cache_dir is set), the
- * detected host, our runtime identity, calling thread only. */
+ * detected host, our runtime identity, all cores (n_threads 0). */
 OP_API op_resolver_options op_resolver_options_default(void);
 
 /* Optional dims check of one acceptable format: return 0 to accept the entry,

@@ -201,6 +201,21 @@ bool Checker::check_count(const A& a, const std::string& path, Ctx& ctx,
   return false;
 }
 
+// s.bits = count * each bits, reporting an overflow at `where`.
+void Checker::multiply_bits(Summary& s, std::optional<uint64_t> count, std::optional<uint64_t> each,
+                            const std::string& where) {
+  if (!count || !each) return;
+  uint64_t b;
+  if (__builtin_mul_overflow(*count, *each, &b)) {
+    error(rules::kSizeOverflow, where,
+          where + ": " + std::to_string(*count) + " elements of " + std::to_string(*each) +
+              " bits overflow uint64");
+    s.bad = true;
+  } else {
+    s.bits = b;
+  }
+}
+
 Summary Checker::walk_decl(const StructTypeProto& d, const std::string& path, uint32_t depth,
                            bool is_root, Ctx& ctx) {
   Summary s;
@@ -216,136 +231,133 @@ Summary Checker::walk_decl(const StructTypeProto& d, const std::string& path, ui
     s.bad = true;
   }
   check_metadata(d.metadata_props(), path + ".metadata_props");
-  auto mul = [&](std::optional<uint64_t> count, std::optional<uint64_t> each,
-                 const std::string& where) {
-    if (!count || !each) return;
-    uint64_t b;
-    if (__builtin_mul_overflow(*count, *each, &b)) {
-      error(rules::kSizeOverflow, where,
-            where + ": " + std::to_string(*count) + " elements of " + std::to_string(*each) +
-                " bits overflow uint64");
-      s.bad = true;
-    } else {
-      s.bits = b;
-    }
-  };
   switch (d.kind_case()) {
-    case StructTypeProto::kArray: {
-      std::string pa = path + ".array";
-      std::optional<uint64_t> count;
-      if (!check_count(d.array(), pa, ctx, &count)) s.bad = true;
-      if (!d.array().has_element_type()) {
-        error(rules::kMemberType, pa + ".element_type", pa + ": array has no element_type");
-        s.bad = true;
-        return s;
-      }
-      Summary m = walk_member(d.array().element_type(), pa + ".element_type", depth, ctx);
-      s.bad = s.bad || m.bad;
-      s.incomplete = m.incomplete;
-      s.height = m.height + 1;
-      s.leaves = m.leaves;
-      if (!s.bad) mul(count, m.bits, pa);
-      return s;
-    }
-    case StructTypeProto::kPackedArray: {
-      const auto& p = d.packed_array();
-      std::string pp = path + ".packed_array";
-      if (uint64_t(p.component_size()) > options_.max_fields_per_structure) {
-        error(rules::kLimitFields, pp,
-              pp + ": " + std::to_string(p.component_size()) + " components, the limit is " +
-                  std::to_string(options_.max_fields_per_structure));
-        s.bad = true;
-        return s;
-      }
-      std::optional<uint64_t> count;
-      if (!check_count(p, pp, ctx, &count)) s.bad = true;
-      std::set<std::string_view> names;
-      uint64_t width = 0;
-      for (int c = 0; c < p.component_size(); ++c) {
-        const auto& comp = p.component(c);
-        std::string pc = idx(pp + ".component", c);
-        if (comp.name().empty()) {
-          error(rules::kComponentName, pc, pc + ": component name is empty");
-          s.bad = true;
-        } else if (!names.insert(comp.name()).second) {
-          error(rules::kComponentName, pc,
-                pc + ": component name '" + comp.name() + "' is repeated");
-          s.bad = true;
-        }
-        if (comp.bit_width() == 0 || comp.bit_width() > 64) {
-          error(rules::kComponentWidth, pc + ".bit_width",
-                pc + ": component '" + comp.name() + "' has bit_width " +
-                    std::to_string(comp.bit_width()) + ", expected 1..64");
-          s.bad = true;
-        }
-        width += comp.bit_width();  // <= 4096 * 2^32: no overflow
-      }
-      s.leaves = uint64_t(p.component_size());
-      if (!s.bad) mul(count, width, pp);
-      return s;
-    }
-    case StructTypeProto::kStructure: {
-      const auto& st = d.structure();
-      std::string ps = path + ".structure";
-      if (uint64_t(st.field_size()) > options_.max_fields_per_structure) {
-        error(rules::kLimitFields, ps,
-              ps + ": " + std::to_string(st.field_size()) + " fields, the limit is " +
-                  std::to_string(options_.max_fields_per_structure));
-        s.bad = true;
-        return s;
-      }
-      std::set<std::string_view> names;
-      s.bits = 0;
-      for (int f = 0; f < st.field_size(); ++f) {
-        const auto& field = st.field(f);
-        std::string pf = idx(ps + ".field", f);
-        if (field.name().empty()) {
-          error(rules::kFieldName, pf, pf + ": field name is empty");
-          s.bad = true;
-        } else if (!names.insert(field.name()).second) {
-          error(rules::kFieldName, pf, pf + ": field name '" + field.name() + "' is repeated");
-          s.bad = true;
-        }
-        if (field.has_constant()) {
-          check_constant(field.constant(), pf + ".constant", &s);
-          s.leaves += 1;
-          continue;
-        }
-        if (!field.has_type()) {
-          error(rules::kMemberType, pf,
-                pf + ": field '" + field.name() + "' has neither type nor constant");
-          s.bad = true;
-          s.bits.reset();
-          continue;
-        }
-        Summary m = walk_member(field.type(), pf + ".type", depth, ctx);
-        s.bad = s.bad || m.bad;
-        s.incomplete = s.incomplete || m.incomplete;
-        s.height = std::max(s.height, m.height + 1);
-        if (__builtin_add_overflow(s.leaves, m.leaves, &s.leaves)) s.leaves = UINT64_MAX;
-        if (s.bits && m.bits) {
-          uint64_t b;
-          if (__builtin_add_overflow(*s.bits, *m.bits, &b)) {
-            error(rules::kSizeOverflow, ps,
-                  ps + ": the sum of the field sizes overflows uint64 bits");
-            s.bad = true;
-            s.bits.reset();
-          } else {
-            s.bits = b;
-          }
-        } else {
-          s.bits.reset();
-        }
-      }
-      if (s.bad) s.bits.reset();
-      return s;
-    }
+    case StructTypeProto::kArray:
+      return walk_array(d, path, depth, ctx, s);
+    case StructTypeProto::kPackedArray:
+      return walk_packed_array(d, path, ctx, s);
+    case StructTypeProto::kStructure:
+      return walk_structure(d, path, depth, ctx, s);
     case StructTypeProto::kTypeIndex:
     case StructTypeProto::KIND_NOT_SET:
       break;
   }
   error(rules::kUnconstrained, path, path + ": kind is unset (unconstrained)");
   s.bad = true;
+  return s;
+}
+
+Summary Checker::walk_array(const StructTypeProto& d, const std::string& path, uint32_t depth,
+                            Ctx& ctx, Summary s) {
+  std::string pa = path + ".array";
+  std::optional<uint64_t> count;
+  if (!check_count(d.array(), pa, ctx, &count)) s.bad = true;
+  if (!d.array().has_element_type()) {
+    error(rules::kMemberType, pa + ".element_type", pa + ": array has no element_type");
+    s.bad = true;
+    return s;
+  }
+  Summary m = walk_member(d.array().element_type(), pa + ".element_type", depth, ctx);
+  s.bad = s.bad || m.bad;
+  s.incomplete = m.incomplete;
+  s.height = m.height + 1;
+  s.leaves = m.leaves;
+  if (!s.bad) multiply_bits(s, count, m.bits, pa);
+  return s;
+}
+
+Summary Checker::walk_packed_array(const StructTypeProto& d, const std::string& path, Ctx& ctx,
+                                   Summary s) {
+  const auto& p = d.packed_array();
+  std::string pp = path + ".packed_array";
+  if (uint64_t(p.component_size()) > options_.max_fields_per_structure) {
+    error(rules::kLimitFields, pp,
+          pp + ": " + std::to_string(p.component_size()) + " components, the limit is " +
+              std::to_string(options_.max_fields_per_structure));
+    s.bad = true;
+    return s;
+  }
+  std::optional<uint64_t> count;
+  if (!check_count(p, pp, ctx, &count)) s.bad = true;
+  std::set<std::string_view> names;
+  uint64_t width = 0;
+  for (int c = 0; c < p.component_size(); ++c) {
+    const auto& comp = p.component(c);
+    std::string pc = idx(pp + ".component", c);
+    if (comp.name().empty()) {
+      error(rules::kComponentName, pc, pc + ": component name is empty");
+      s.bad = true;
+    } else if (!names.insert(comp.name()).second) {
+      error(rules::kComponentName, pc, pc + ": component name '" + comp.name() + "' is repeated");
+      s.bad = true;
+    }
+    if (comp.bit_width() == 0 || comp.bit_width() > 64) {
+      error(rules::kComponentWidth, pc + ".bit_width",
+            pc + ": component '" + comp.name() + "' has bit_width " +
+                std::to_string(comp.bit_width()) + ", expected 1..64");
+      s.bad = true;
+    }
+    width += comp.bit_width();  // <= 4096 * 2^32: no overflow
+  }
+  s.leaves = uint64_t(p.component_size());
+  if (!s.bad) multiply_bits(s, count, width, pp);
+  return s;
+}
+
+Summary Checker::walk_structure(const StructTypeProto& d, const std::string& path, uint32_t depth,
+                                Ctx& ctx, Summary s) {
+  const auto& st = d.structure();
+  std::string ps = path + ".structure";
+  if (uint64_t(st.field_size()) > options_.max_fields_per_structure) {
+    error(rules::kLimitFields, ps,
+          ps + ": " + std::to_string(st.field_size()) + " fields, the limit is " +
+              std::to_string(options_.max_fields_per_structure));
+    s.bad = true;
+    return s;
+  }
+  std::set<std::string_view> names;
+  s.bits = 0;
+  for (int f = 0; f < st.field_size(); ++f) {
+    const auto& field = st.field(f);
+    std::string pf = idx(ps + ".field", f);
+    if (field.name().empty()) {
+      error(rules::kFieldName, pf, pf + ": field name is empty");
+      s.bad = true;
+    } else if (!names.insert(field.name()).second) {
+      error(rules::kFieldName, pf, pf + ": field name '" + field.name() + "' is repeated");
+      s.bad = true;
+    }
+    if (field.has_constant()) {
+      check_constant(field.constant(), pf + ".constant", &s);
+      s.leaves += 1;
+      continue;
+    }
+    if (!field.has_type()) {
+      error(rules::kMemberType, pf,
+            pf + ": field '" + field.name() + "' has neither type nor constant");
+      s.bad = true;
+      s.bits.reset();
+      continue;
+    }
+    Summary m = walk_member(field.type(), pf + ".type", depth, ctx);
+    s.bad = s.bad || m.bad;
+    s.incomplete = s.incomplete || m.incomplete;
+    s.height = std::max(s.height, m.height + 1);
+    if (__builtin_add_overflow(s.leaves, m.leaves, &s.leaves)) s.leaves = UINT64_MAX;
+    if (s.bits && m.bits) {
+      uint64_t b;
+      if (__builtin_add_overflow(*s.bits, *m.bits, &b)) {
+        error(rules::kSizeOverflow, ps, ps + ": the sum of the field sizes overflows uint64 bits");
+        s.bad = true;
+        s.bits.reset();
+      } else {
+        s.bits = b;
+      }
+    } else {
+      s.bits.reset();
+    }
+  }
+  if (s.bad) s.bits.reset();
   return s;
 }
 

@@ -58,6 +58,15 @@ class Checker {
   Summary walk_root(const onnx::StructTypeProto& d, const std::string& path, uint32_t depth);
   Summary walk_decl(const onnx::StructTypeProto& d, const std::string& path, uint32_t depth,
                     bool is_root, Ctx& ctx);
+  // One per kind of declaration; `s` carries what walk_decl found so far.
+  Summary walk_array(const onnx::StructTypeProto& d, const std::string& path, uint32_t depth,
+                     Ctx& ctx, Summary s);
+  Summary walk_packed_array(const onnx::StructTypeProto& d, const std::string& path, Ctx& ctx,
+                            Summary s);
+  Summary walk_structure(const onnx::StructTypeProto& d, const std::string& path, uint32_t depth,
+                         Ctx& ctx, Summary s);
+  void multiply_bits(Summary& s, std::optional<uint64_t> count, std::optional<uint64_t> each,
+                     const std::string& where);
   Summary walk_member(const onnx::TypeProto& t, const std::string& path, uint32_t depth, Ctx& ctx);
   template <typename A>
   bool check_count(const A& a, const std::string& path, Ctx& ctx, std::optional<uint64_t>* count);

@@ -48,7 +48,7 @@ int cmd_compile(int argc, char** argv) {
     std::fputs(kUsage, args->has("help") ? stdout : stderr);
     return args->has("help") ? kExitOk : kExitUsage;
   }
-  auto threads = args->get_int("threads", 0, 0, kMaxThreads);
+  auto threads = args->get_int("threads", kDefaultThreads, 0, kMaxThreads);
   if (!threads.ok()) return report_error("compile", threads.status());
   CompileOptions options;
   options.digest = args->get("digest").value_or("blake3");

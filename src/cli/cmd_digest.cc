@@ -1,6 +1,7 @@
 // onnx-prepack digest MODEL [--algorithm blake3|sha256] [--threads N] [--json]
 // One canonical tensor digest (SPEC 5) per top-level initializer.
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "base/json.h"
@@ -8,6 +9,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "digest/digest.h"
+#include "engine/engine_options.h"
 #include "engine/model_reports.h"
 #include "format/data_type.h"
 #include "format/model.h"
@@ -18,8 +20,6 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: onnx-prepack digest MODEL [--algorithm blake3|sha256] [--threads N] [--json]\n";
-constexpr long long kMaxThreads = 1024;
-
 }  // namespace
 
 int cmd_digest(int argc, char** argv) {
@@ -35,13 +35,13 @@ int cmd_digest(int argc, char** argv) {
     return report_error("digest", invalid_argument("--algorithm '" + algorithm_text +
                                                    "' is not known, expected blake3 or sha256"));
   }
-  auto threads = args->get_int("threads", 0, 0, kMaxThreads);
+  auto threads = args->get_int("threads", kDefaultThreads, 0, kMaxThreads);
   if (!threads.ok()) return report_error("digest", threads.status());
 
   auto model = format::Model::load(args->positionals()[0]);
   if (!model.ok()) return report_error("digest", model.status());
-  base::ThreadPool pool{static_cast<size_t>(*threads)};  // 0 = one per hardware thread
-  const digest::DigestOptions options{*algorithm, &pool};
+  std::unique_ptr<base::ThreadPool> own_pool;  // 0 = all cores (the shared pool)
+  const digest::DigestOptions options{*algorithm, engine::pool_for(uint32_t(*threads), own_pool)};
 
   const auto& inits = (*model)->proto().graph().initializer();
   base::Json list = base::Json::array();

@@ -249,9 +249,11 @@ std::vector<uint8_t> canonical_header(int32_t data_type, std::span<const int64_t
   return h;
 }
 
-Result<uint64_t> write_canonical_tensor(const format::Model& model, const TensorProto& t,
-                                        std::string_view context, ByteSink& sink) {
-  const std::string ctx(context);
+namespace {
+
+// The element count of a tensor that can have a digest: a known element type,
+// not segmented, non-negative dims whose product fits 64 bits.
+Result<uint64_t> checked_element_count(const TensorProto& t, const std::string& ctx) {
   const int32_t type = t.data_type();
   if (!format::data_type_known(type)) {
     return invalid_argument(ctx + ": data_type " + std::to_string(type) +
@@ -273,8 +275,12 @@ Result<uint64_t> write_canonical_tensor(const format::Model& model, const Tensor
     return invalid_argument(ctx + ": element count of dims " + dims_string(t) +
                             " overflows 64 bits");
   }
-  const uint64_t count = *count_opt;
+  return *count_opt;
+}
 
+// Exactly one storage form holds the data, typed data in its own field; returns that field.
+Result<Field> checked_storage_form(const TensorProto& t, const std::string& ctx) {
+  const int32_t type = t.data_type();
   // Exactly one storage form may hold the data, and typed data must sit in its own field.
   const format::Storage storage = format::storage_of(t);
   std::vector<Field> typed;
@@ -303,7 +309,61 @@ Result<uint64_t> write_canonical_tensor(const format::Model& model, const Tensor
                             std::string(field_name(typed[0])) + " (" +
                             std::to_string(field_size(t, typed[0])) + " values)");
   }
+  return want;
+}
 
+// The typed-field content (`want`), after the header.
+Result<uint64_t> write_typed(const TensorProto& t, uint64_t count, Field want,
+                             uint64_t content_bytes, const std::vector<uint8_t>& header,
+                             std::string_view context, ByteSink& sink) {
+  const std::string ctx(context);
+  const int32_t type = t.data_type();
+  const bool complex = type == TensorProto::COMPLEX64 || type == TensorProto::COMPLEX128;
+  const uint64_t entries =
+      want == Field::kInt32 ? int32_entries(type, count) : count * (complex ? 2 : 1);
+  const uint64_t have = uint64_t(field_size(t, want));
+  if (have != entries) {
+    return invalid_argument(ctx + ": " + std::string(field_name(want)) + " has " +
+                            std::to_string(have) + " values, " + shape_and_type(t) + " need " +
+                            std::to_string(entries));
+  }
+  sink.update(header);
+  switch (want) {
+    case Field::kFloat:
+      sink.update(as_bytes(t.float_data()));
+      break;
+    case Field::kDouble:
+      sink.update(as_bytes(t.double_data()));
+      break;
+    case Field::kInt64:
+      sink.update(as_bytes(t.int64_data()));
+      break;
+    case Field::kUint64:
+      if (type == TensorProto::UINT64) {
+        sink.update(as_bytes(t.uint64_data()));
+      } else {
+        OP_RETURN_IF_ERROR(write_uint32_from_uint64(t, context, sink));
+      }
+      break;
+    case Field::kInt32:
+      OP_RETURN_IF_ERROR(write_int32_field(t, count, context, sink));
+      break;
+    case Field::kNone:
+    case Field::kString:
+      break;
+  }
+  return content_bytes;
+}
+
+}  // namespace
+
+Result<uint64_t> write_canonical_tensor(const format::Model& model, const TensorProto& t,
+                                        std::string_view context, ByteSink& sink) {
+  const std::string ctx(context);
+  OP_ASSIGN_OR_RETURN(const uint64_t count, checked_element_count(t, ctx));
+  const int32_t type = t.data_type();
+  const format::Storage storage = format::storage_of(t);
+  OP_ASSIGN_OR_RETURN(const Field want, checked_storage_form(t, ctx));
   const std::vector<uint8_t> header =
       canonical_header(type, {t.dims().data(), size_t(t.dims_size())});
 
@@ -353,41 +413,7 @@ Result<uint64_t> write_canonical_tensor(const format::Model& model, const Tensor
       break;
   }
 
-  const bool complex = type == TensorProto::COMPLEX64 || type == TensorProto::COMPLEX128;
-  const uint64_t entries =
-      want == Field::kInt32 ? int32_entries(type, count) : count * (complex ? 2 : 1);
-  const uint64_t have = uint64_t(field_size(t, want));
-  if (have != entries) {
-    return invalid_argument(ctx + ": " + std::string(field_name(want)) + " has " +
-                            std::to_string(have) + " values, " + shape_and_type(t) + " need " +
-                            std::to_string(entries));
-  }
-  sink.update(header);
-  switch (want) {
-    case Field::kFloat:
-      sink.update(as_bytes(t.float_data()));
-      break;
-    case Field::kDouble:
-      sink.update(as_bytes(t.double_data()));
-      break;
-    case Field::kInt64:
-      sink.update(as_bytes(t.int64_data()));
-      break;
-    case Field::kUint64:
-      if (type == TensorProto::UINT64) {
-        sink.update(as_bytes(t.uint64_data()));
-      } else {
-        OP_RETURN_IF_ERROR(write_uint32_from_uint64(t, context, sink));
-      }
-      break;
-    case Field::kInt32:
-      OP_RETURN_IF_ERROR(write_int32_field(t, count, context, sink));
-      break;
-    case Field::kNone:
-    case Field::kString:
-      break;
-  }
-  return content_bytes;
+  return write_typed(t, count, want, content_bytes, header, context, sink);
 }
 
 }  // namespace onnx_prepack::digest
