@@ -22,6 +22,7 @@ std::span<const OpEntry> binary_ops();      // binary.cc
 std::span<const OpEntry> reduce_ops();      // reduce.cc
 std::span<const OpEntry> softmax_ops();     // softmax.cc
 std::span<const OpEntry> cast_ops();        // cast.cc
+std::span<const OpEntry> loss_ops();        // loss.cc
 
 // The broadcast shape of inputs [0, count), all required.
 inline Result<Shape> broadcast_inputs(const BuildContext& ctx, int first, int count) {
