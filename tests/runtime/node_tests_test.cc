@@ -41,6 +41,9 @@ const std::set<std::string> kRefused = {
     "test_hardsigmoid_default", "test_hardsigmoid_example", "test_not_2d", "test_not_3d",
     "test_not_4d", "test_reduce_log_sum", "test_selu", "test_selu_default", "test_selu_example",
     "test_softplus", "test_softplus_example", "test_softsign", "test_softsign_example",
+    // Training-mode Dropout with a ratio > 0 (random) is refused: inference only.
+    "test_training_dropout", "test_training_dropout_default", "test_training_dropout_default_mask",
+    "test_training_dropout_mask",
 };
 
 std::string slurp(const fs::path& p) {
@@ -197,7 +200,7 @@ TEST(NodeTests, EverySupportedOperatorCasePasses) {
   for (const auto& o : ops_covered) covered += o + " ";
   std::cout << "[node tests] passed " << passed << ", refused as listed " << refused
             << "; operators covered: " << covered << "\n";
-  EXPECT_GE(passed, 478);
+  EXPECT_GE(passed, 581);
 }
 
 }  // namespace
