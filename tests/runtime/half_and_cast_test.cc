@@ -14,6 +14,7 @@
 #include "runtime/npy.h"
 #include "runtime/ops/math/float8.h"
 #include "runtime/ops/vec_act.h"
+#include "runtime/ops/vec_half.h"
 #include "runtime/session.h"
 #include "testing/test_models.h"
 
@@ -303,6 +304,48 @@ TEST(VecAct, IsasAgreeBitForBitAndWithTheMath) {
         EXPECT_EQ(std::memcmp(got.data(), ref.data(), n * 4), 0) << "op " << op;
       }
     }
+  }
+}
+
+// The vectorised 16-bit conversions give the scalar conversions' bits: every
+// float16 / bfloat16 code widened, and floats around every rounding case narrowed.
+TEST(VecHalf, AgreesWithTheScalarConversions) {
+  if (device::host_isa_level() < device::IsaLevel::kAvx2) GTEST_SKIP() << "no AVX2";
+  const vec::HalfConvert& ref = vec::half_convert(device::IsaLevel::kRef);
+  const vec::HalfConvert& avx = vec::half_convert(device::IsaLevel::kAvx2);
+  std::vector<uint16_t> codes(65536 + 3);
+  for (size_t i = 0; i < codes.size(); ++i) codes[i] = uint16_t(i);
+  std::vector<float> a(codes.size()), b(codes.size());
+  for (bool bf : {false, true}) {
+    (bf ? ref.bf16_to_f32 : ref.f16_to_f32)(codes.data(), a.data(), codes.size());
+    (bf ? avx.bf16_to_f32 : avx.f16_to_f32)(codes.data(), b.data(), codes.size());
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0) << (bf ? "bf16" : "f16");
+  }
+  // Floats: every float16 value and the midpoints and neighbours between them,
+  // bfloat16 ties, huge values, subnormals, infinities and NaNs.
+  std::vector<float> f;
+  for (uint32_t h = 0; h < 0x10000; h += 7) {
+    float v = half_to_float(uint16_t(h)), w = half_to_float(uint16_t(h + 1));
+    f.push_back(v);
+    if (std::isfinite(v) && std::isfinite(w)) {
+      float mid = (v + w) / 2;
+      f.push_back(mid);
+      f.push_back(std::nextafter(mid, 0.0f));
+      f.push_back(std::nextafter(mid, 1e30f));
+    }
+  }
+  for (uint32_t bits : {0x3f808000u, 0x3f818000u, 0x7f7fffffu, 0x00000001u, 0x7f800001u,
+                        0xffc00001u, 0x477ff000u, 0x477fefffu, 0x33000000u, 0x33000001u}) {
+    float v;
+    std::memcpy(&v, &bits, 4);
+    f.push_back(v);
+  }
+  std::vector<uint16_t> x(f.size()), y(f.size());
+  for (bool bf : {false, true}) {
+    (bf ? ref.f32_to_bf16 : ref.f32_to_f16)(f.data(), x.data(), f.size());
+    (bf ? avx.f32_to_bf16 : avx.f32_to_f16)(f.data(), y.data(), f.size());
+    for (size_t i = 0; i < f.size(); ++i)
+      ASSERT_EQ(x[i], y[i]) << (bf ? "bf16" : "f16") << " of " << f[i] << " (element " << i << ")";
   }
 }
 
