@@ -24,6 +24,7 @@ std::span<const OpEntry> softmax_ops();     // softmax.cc
 std::span<const OpEntry> cast_ops();        // cast.cc
 std::span<const OpEntry> loss_ops();        // loss.cc
 std::span<const OpEntry> misc_ops();        // misc.cc
+std::span<const OpEntry> signal_ops();      // signal.cc
 
 // The broadcast shape of inputs [0, count), all required.
 inline Result<Shape> broadcast_inputs(const BuildContext& ctx, int first, int count) {
