@@ -65,10 +65,6 @@ inline bool is_unsigned_int(int32_t dt) {
   return dt == kUint8 || dt == kUint16 || dt == kUint32 || dt == kUint64;
 }
 
-}  // namespace onnx_prepack::runtime::math
-
-namespace onnx_prepack::runtime::math {
-
 // A kernel computing out[i] = f(in[i]) over n elements, on the pool when large.
 template <typename In, typename Out, typename F>
 std::unique_ptr<Kernel> map_kernel(int64_t n, F f) {
