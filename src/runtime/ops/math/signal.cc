@@ -1,6 +1,6 @@
-// DFT and STFT (opset 17): direct O(n^2) transforms in double, real ([..., 1])
-// or complex ([..., 2]) input, complex output; onesided keeps bins [0, n/2].
-// dft_length, frame_step and frame_length must be constants.
+// DFT, STFT and MelWeightMatrix (opset 17). DFT and STFT: direct O(n^2) transforms in double, real
+// ([..., 1]) or complex ([..., 2]) input, complex output; onesided keeps bins [0, n/2]. dft_length,
+// frame_step and frame_length must be constants.
 #include <cmath>
 #include <numbers>
 
@@ -129,7 +129,62 @@ Result<std::unique_ptr<Kernel>> build_stft(BuildContext& ctx) {
   return k;
 }
 
+// MelWeightMatrix: [dft_length / 2 + 1, num_mel_bins] triangular filters on
+// the mel scale (2595 log10(1 + f / 700)) between the edge frequencies, each
+// filter's corners rounded down to spectrogram bins, the onnx reference's form.
+Result<std::unique_ptr<Kernel>> build_mel_weight_matrix(BuildContext& ctx) {
+  OP_ASSIGN_OR_RETURN(int64_t mels, const_int(ctx, 0, "num_mel_bins"));
+  OP_ASSIGN_OR_RETURN(int64_t dft_length, const_int(ctx, 1, "dft_length"));
+  OP_ASSIGN_OR_RETURN(int64_t rate, const_int(ctx, 2, "sample_rate"));
+  double edge[2];
+  for (int i = 0; i < 2; ++i) {
+    const Tensor* v = ctx.input_value(3 + i);
+    if (v == nullptr || v->numel() != 1 || !(v->dtype == kFloat || v->dtype == kDouble))
+      return ctx.error("edge frequencies must be known before running (float scalars)");
+    edge[i] = v->dtype == kFloat ? double(*v->as<float>()) : *v->as<double>();
+  }
+  if (mels > (int64_t(1) << 20) || dft_length > (int64_t(1) << 30))
+    return ctx.error("num_mel_bins or dft_length is too large");
+  int64_t bins = dft_length / 2 + 1;
+  auto to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
+  double lo = to_mel(edge[0]), hi = to_mel(edge[1]);
+  std::vector<int64_t> corner(size_t(mels + 2));
+  for (int64_t i = 0; i < mels + 2; ++i) {
+    // The step is (hi - lo) / (mels + 2), so the last corner stays below the
+    // upper edge: the onnx reference does so, and its test data follows it.
+    double mel = lo + double(i) * (hi - lo) / double(mels + 2);
+    double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
+    corner[size_t(i)] = int64_t(std::floor(double(dft_length + 1) * hz / double(rate)));
+  }
+  std::vector<double> w(size_t(bins * mels), 0.0);
+  auto at = [&](int64_t row, int64_t col) -> double* {
+    return row >= 0 && row < bins ? &w[size_t(row * mels + col)] : nullptr;
+  };
+  for (int64_t m = 0; m < mels; ++m) {
+    int64_t a = corner[size_t(m)], c = corner[size_t(m + 1)], b = corner[size_t(m + 2)];
+    if (c == a) {
+      if (double* p = at(c, m)) *p = 1;
+    } else {
+      for (int64_t j = a; j <= c; ++j)
+        if (double* p = at(j, m)) *p = double(j - a) / double(c - a);
+    }
+    for (int64_t j = c; j < b; ++j)
+      if (double* p = at(j, m)) *p = double(b - j) / double(b - c);
+  }
+  int32_t dt = int32_t(ctx.attr_int("output_datatype", kFloat));
+  HostTensor out = HostTensor::allocate(dt, {bins, mels});
+  if (!dispatch_numeric(dt, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* o = static_cast<T*>(out.mutable_data());
+        for (size_t i = 0; i < w.size(); ++i) o[i] = T(w[i]);
+      }))
+    return unsupported_type(ctx, dt);
+  ctx.set_output_value(0, std::move(out));
+  return std::unique_ptr<Kernel>();
+}
+
 constexpr OpEntry kOps[] = {
+    {"MelWeightMatrix", build_mel_weight_matrix},
     {"DFT", build_dft},
     {"STFT", build_stft},
 };
