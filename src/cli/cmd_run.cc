@@ -126,6 +126,13 @@ Result<runtime::HostTensor> random_input(const runtime::GraphInput& in, const st
       case runtime::kBool:
         static_cast<bool*>(d)[i] = (r & 1) != 0;
         break;
+      case runtime::kFloat16:
+        static_cast<uint16_t*>(d)[i] = runtime::float_to_half(float(r >> 40) / float(1 << 23) - 1);
+        break;
+      case runtime::kBfloat16:
+        static_cast<uint16_t*>(d)[i] =
+            runtime::float_to_bfloat16(float(r >> 40) / float(1 << 23) - 1);
+        break;
       default:
         return invalid_argument("--input " + in.name + "=random: type " +
                                 runtime::dtype_name(in.dtype) + " is not supported");
@@ -193,7 +200,7 @@ Result<std::map<std::string, runtime::HostTensor>> read_inputs(const Args& args,
     Result<runtime::HostTensor> t =
         it->second.rfind("random", 0) == 0
             ? random_input(in, it->second, engine.model().proto().graph(), seed)
-            : runtime::read_npy(it->second);
+            : runtime::read_npy_as(it->second, in.dtype);
     if (!t.ok()) return t.status();
     feeds.emplace(in.name, std::move(*t));
   }

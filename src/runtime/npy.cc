@@ -12,10 +12,37 @@ struct Descr {
   int32_t dtype;
 };
 constexpr Descr kDescrs[] = {
-    {"<f4", kFloat},  {"<f8", kDouble}, {"<f2", kFloat16}, {"<i8", kInt64},
-    {"<i4", kInt32},  {"<i2", kInt16},  {"|i1", kInt8},    {"|u1", kUint8},
-    {"<u2", kUint16}, {"<u4", kUint32}, {"<u8", kUint64},  {"|b1", kBool},
+    {"<f4", kFloat},
+    {"<f8", kDouble},
+    {"<f2", kFloat16},
+    {"<i8", kInt64},
+    {"<i4", kInt32},
+    {"<i2", kInt16},
+    {"|i1", kInt8},
+    {"|u1", kUint8},
+    {"<u2", kUint16},
+    {"<u4", kUint32},
+    {"<u8", kUint64},
+    {"|b1", kBool},
+    // No numpy type: ml_dtypes' bfloat16 and float8 arrays save as raw bytes
+    // of their width. Read as the first entry of the width; read_npy_as()
+    // takes the graph's type.
+    {"<V2", kBfloat16},
+    {"|V1", kFloat8E4M3FN},
+    {"|V1", kFloat8E4M3FNUZ},
+    {"|V1", kFloat8E5M2},
+    {"|V1", kFloat8E5M2FNUZ},
 };
+
+// Raw containers a 16- or 8-bit float may arrive in: its own void descr, or
+// the unsigned integer of its width (its bits).
+bool holds_bits_of(int32_t file_type, int32_t want) {
+  bool narrow_float = want == kFloat16 || want == kBfloat16 || want == kFloat8E4M3FN ||
+                      want == kFloat8E4M3FNUZ || want == kFloat8E5M2 || want == kFloat8E5M2FNUZ;
+  if (!narrow_float || dtype_size(file_type) != dtype_size(want)) return false;
+  return file_type == kBfloat16 || file_type == kFloat8E4M3FN || file_type == kUint16 ||
+         file_type == kUint8;
+}
 
 // Value of `'key': ...` in the header dict, up to the next top-level comma/brace.
 std::string dict_value(const std::string& h, const std::string& key) {
@@ -65,8 +92,10 @@ Result<HostTensor> parse_npy(const std::string& b, const std::string& ctx) {
   std::string shape_text = dict_value(h, "shape");
   if (descr.size() >= 2 && (descr.front() == '\'' || descr.front() == '"'))
     descr = descr.substr(1, descr.size() - 2);
+  if (descr == "|V2") descr = "<V2";
   int32_t dtype = kUndefined;
   for (const auto& d : kDescrs) {
+    if (dtype != kUndefined) break;  // the first entry of a descr
     if (descr == d.text ||
         (descr.size() == 3 && descr[0] == '=' && descr.substr(1) == std::string(d.text).substr(1)))
       dtype = d.dtype;
@@ -111,6 +140,12 @@ Result<HostTensor> parse_npy(const std::string& b, const std::string& ctx) {
 Result<HostTensor> read_npy(const std::string& path) {
   OP_ASSIGN_OR_RETURN(auto bytes, base::read_file(path, uint64_t(1) << 36));
   return parse_npy(std::string(bytes.begin(), bytes.end()), path);
+}
+
+Result<HostTensor> read_npy_as(const std::string& path, int32_t want) {
+  OP_ASSIGN_OR_RETURN(HostTensor t, read_npy(path));
+  if (t.dtype() == want || !holds_bits_of(t.dtype(), want)) return t;
+  return HostTensor::borrow(want, t.shape(), t.data(), t.keep_alive());
 }
 
 std::string encode_npy(const Tensor& t) {

@@ -3,9 +3,7 @@
 // writes each output as OUT_DIR/<name>.npy (name sanitised like `onnx-prepack
 // run --output-dir`). The reference for tests/runtime/ort_agreement_test.cc.
 //
-// usage: node ort_run.js MODEL OUT_DIR NAME=FILE.npy... [--threads N] [--no-fusion]
-// --no-fusion: basic graph optimisations only (no operator fusion), so that
-// 16-bit graphs round at every operator boundary as written.
+// usage: node ort_run.js MODEL OUT_DIR NAME=FILE.npy... [--threads N]
 // ORT_NODE_MODULES (env) overrides the node_modules holding onnxruntime-node
 // (default: tools/peers/node_modules of this repository).
 'use strict';
@@ -60,11 +58,9 @@ function writeNpy(file, tensor) {
 async function main() {
   const argv = process.argv.slice(2);
   let threads = 1;
-  let optLevel = 'all';
   const pos = [];
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--threads') threads = Number(argv[++i]);
-    else if (argv[i] === '--no-fusion') optLevel = 'disabled';  // keeps each op's own rounding
     else pos.push(argv[i]);
   }
   if (pos.length < 2) throw new Error('usage: node ort_run.js MODEL OUT_DIR NAME=FILE.npy...');
@@ -76,7 +72,6 @@ async function main() {
   }
   const session = await ort.InferenceSession.create(model, {
     executionProviders: ['cpu'], intraOpNumThreads: threads, interOpNumThreads: 1,
-    graphOptimizationLevel: optLevel,
   });
   const out = await session.run(feeds);
   fs.mkdirSync(outDir, {recursive: true});

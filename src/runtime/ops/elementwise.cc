@@ -7,6 +7,7 @@
 
 #include "runtime/kernel.h"
 #include "runtime/ops/dispatch.h"
+#include "runtime/ops/vec_act.h"
 #include "runtime/ops/vec_math.h"
 
 namespace onnx_prepack::runtime {
@@ -275,6 +276,16 @@ Result<std::unique_ptr<Kernel>> make_unary(BuildContext& ctx, bool ints_ok) {
       float* o = static_cast<float*>(io.out[0]);
       parallel_range(io.pool, n, kMinChunk / 4,
                      [&](int64_t b, int64_t e) { fn(x + b, o + b, size_t(e - b)); });
+    }));
+  }
+  if (op == UnOp::kSigmoid && dt == kFloat) {  // vectorised too (vec_act.h)
+    const vec::ActFn fn = vec::host_act_kernel();
+    return std::unique_ptr<Kernel>(new FnKernel([n, fn](const KernelIO& io) {
+      const float* x = static_cast<const float*>(io.in[0]);
+      float* o = static_cast<float*>(io.out[0]);
+      parallel_range(io.pool, n, kMinChunk / 4, [&](int64_t b, int64_t e) {
+        fn(vec::kActSigmoid, x + b, o + b, size_t(e - b), 0.0f, 0.0f);
+      });
     }));
   }
   auto make = [&](auto tag) {

@@ -22,6 +22,9 @@ std::span<const OpEntry> binary_ops();      // binary.cc
 std::span<const OpEntry> reduce_ops();      // reduce.cc
 std::span<const OpEntry> softmax_ops();     // softmax.cc
 std::span<const OpEntry> cast_ops();        // cast.cc
+std::span<const OpEntry> loss_ops();        // loss.cc
+std::span<const OpEntry> misc_ops();        // misc.cc
+std::span<const OpEntry> signal_ops();      // signal.cc
 
 // The broadcast shape of inputs [0, count), all required.
 inline Result<Shape> broadcast_inputs(const BuildContext& ctx, int first, int count) {
@@ -61,10 +64,6 @@ inline bool is_signed_int(int32_t dt) {
 inline bool is_unsigned_int(int32_t dt) {
   return dt == kUint8 || dt == kUint16 || dt == kUint32 || dt == kUint64;
 }
-
-}  // namespace onnx_prepack::runtime::math
-
-namespace onnx_prepack::runtime::math {
 
 // A kernel computing out[i] = f(in[i]) over n elements, on the pool when large.
 template <typename In, typename Out, typename F>

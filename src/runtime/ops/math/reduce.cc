@@ -142,6 +142,36 @@ Result<std::optional<std::vector<bool>>> reduced_axes(BuildContext& ctx, int64_t
   return std::optional<std::vector<bool>>(std::move(reduce));
 }
 
+// The plan reducing the dims of `shape` set in `mask`; `out` gets the result shape.
+ReducePlan plan_reduction(const Shape& shape, const std::vector<bool>& mask, bool keepdims,
+                          Shape* out) {
+  int64_t rank = int64_t(shape.size());
+  ReducePlan plan;
+  int64_t stride = 1;
+  std::vector<int64_t> strides(static_cast<size_t>(rank), 0);
+  for (int64_t d = rank; d-- > 0;) {
+    strides[size_t(d)] = stride;
+    stride *= shape[size_t(d)];
+  }
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t n = shape[size_t(d)];
+    if (mask[size_t(d)]) {
+      if (keepdims) out->push_back(1);
+      if (n != 1) {
+        plan.red_dims.push_back(n);
+        plan.red_strides.push_back(strides[size_t(d)]);
+      }
+      plan.red_count *= n;
+    } else {
+      out->push_back(n);
+      plan.kept_dims.push_back(n);
+      plan.kept_strides.push_back(strides[size_t(d)]);
+      plan.out_count *= n;
+    }
+  }
+  return plan;
+}
+
 template <Red r>
 Result<std::unique_ptr<Kernel>> build_reduce(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
@@ -149,30 +179,8 @@ Result<std::unique_ptr<Kernel>> build_reduce(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(auto reduce, reduced_axes(ctx, rank, r == Red::kSum ? 13 : 18));
   bool keepdims = ctx.attr_int("keepdims", 1) != 0;
   std::vector<bool> mask = reduce ? *reduce : std::vector<bool>(size_t(rank), false);
-  ReducePlan plan;
   Shape out;
-  int64_t stride = 1;
-  std::vector<int64_t> strides(static_cast<size_t>(rank), 0);
-  for (int64_t d = rank; d-- > 0;) {
-    strides[size_t(d)] = stride;
-    stride *= x->shape[size_t(d)];
-  }
-  for (int64_t d = 0; d < rank; ++d) {
-    int64_t n = x->shape[size_t(d)];
-    if (mask[size_t(d)]) {
-      if (keepdims) out.push_back(1);
-      if (n != 1) {
-        plan.red_dims.push_back(n);
-        plan.red_strides.push_back(strides[size_t(d)]);
-      }
-      plan.red_count *= n;
-    } else {
-      out.push_back(n);
-      plan.kept_dims.push_back(n);
-      plan.kept_strides.push_back(strides[size_t(d)]);
-      plan.out_count *= n;
-    }
-  }
+  ReducePlan plan = plan_reduction(x->shape, mask, keepdims, &out);
   ctx.set_output(0, x->dtype, out);
   std::unique_ptr<Kernel> k;
   bool ok = dispatch_numeric(x->dtype, [&](auto tag) {
@@ -291,7 +299,49 @@ Result<std::unique_ptr<Kernel>> build_cumsum(BuildContext& ctx) {
   return k;
 }
 
+// MeanVarianceNormalization: (x - mean) / (sqrt(mean(x^2) - mean^2) + 1e-9) over
+// `axes` (default [0, 2, 3]), the onnx reference's form.
+Result<std::unique_ptr<Kernel>> build_mvn(BuildContext& ctx) {
+  OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
+  int64_t rank = int64_t(x->shape.size());
+  std::vector<int64_t> axes = ctx.attr_ints("axes").value_or(std::vector<int64_t>{0, 2, 3});
+  std::vector<bool> mask(size_t(rank), false);
+  for (int64_t a : axes) {
+    OP_ASSIGN_OR_RETURN(int64_t n, normalize_axis(a, rank, ctx));
+    mask[size_t(n)] = true;
+  }
+  Shape reduced;
+  ReducePlan plan = plan_reduction(x->shape, mask, true, &reduced);
+  ctx.set_output(0, x->dtype, x->shape);
+  std::unique_ptr<Kernel> k;
+  if (!dispatch_float(x->dtype, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        k = make_kernel([plan](const KernelIO& io) {
+          const T* in = static_cast<const T*>(io.in[0]);
+          T* out = static_cast<T*>(io.out[0]);
+          parallel_range(io.pool, plan.out_count, 1, [&](int64_t o0, int64_t o1) {
+            for (int64_t o = o0; o < o1; ++o) {
+              int64_t base = base_offset(plan, o);
+              double s = 0, s2 = 0;
+              for_each_reduced(plan, base, [&](int64_t i) {
+                s += double(in[i]);
+                s2 += double(in[i]) * double(in[i]);
+              });
+              double mean = s / double(plan.red_count);
+              double sd = std::sqrt(std::max(0.0, s2 / double(plan.red_count) - mean * mean));
+              double inv = 1.0 / (sd + 1e-9);
+              for_each_reduced(plan, base,
+                               [&](int64_t i) { out[i] = T((double(in[i]) - mean) * inv); });
+            }
+          });
+        });
+      }))
+    return unsupported_type(ctx, x->dtype);
+  return k;
+}
+
 constexpr OpEntry kOps[] = {
+    {"MeanVarianceNormalization", build_mvn},
     {"ReduceSum", build_reduce<Red::kSum>},
     {"ReduceMean", build_reduce<Red::kMean>},
     {"ReduceMax", build_reduce<Red::kMax>},
