@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -24,6 +25,8 @@
 #include "digest/digest.h"
 #include "format/model.h"
 #include "format/model_writer.h"
+#include "pack/conv_filter_format.h"
+#include "pack/conv_filter_weights.h"
 #include "pack/format_list.h"
 #include "pack/gemm_b_weights.h"
 #include "resolve/memo_store.h"
@@ -67,6 +70,7 @@ Status record_memo(const std::string& output, const std::string& memo_dir,
 struct Job {
   std::string source;
   PackSourceLayout layout;
+  int64_t conv_group = 0;  // > 0: a Conv filter of a node with this group
 };
 
 // Constant nodes with a tensor `value` become initializers named like their output.
@@ -105,6 +109,10 @@ std::vector<Job> eligible(const format::Model& model) {
   std::vector<Job> jobs;
   for (const pack::GemmBWeight& w : pack::gemm_b_weights(model)) {
     if (!w.graph_input && w.initializers == 1) jobs.push_back({w.name, w.layout});
+  }
+  for (const pack::ConvFilterWeight& w : pack::conv_filter_weights(model)) {
+    if (!w.graph_input && w.initializers == 1)
+      jobs.push_back({w.name, PackSourceLayout::kKN, w.group});
   }
   return jobs;
 }
@@ -204,8 +212,7 @@ int cmd_compile(int argc, char** argv) {
   std::vector<onnx::CompiledTensorProto> compiled;
   std::vector<std::pair<std::string, digest::Digest>> hashed;
   struct PendingPayload {
-    const pack::GemmBFormat* format;
-    pack::GemmBSource source;
+    std::function<Status(std::span<uint8_t>)> pack;
     std::string context;
     std::string name;
     uint64_t size;
@@ -246,6 +253,46 @@ int cmd_compile(int argc, char** argv) {
     if (!converted.empty()) {
       keep_alive_bytes.push_back(std::make_shared<std::vector<uint8_t>>(std::move(converted)));
     }
+    if (job.conv_group > 0) {
+      const std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+      auto cs = pack::conv_filter_source(content, t.data_type(), dims, job.conv_group);
+      if (!cs.ok()) return report_error("compile", cs.status().with_context(ctx));
+      for (const std::string& arch : archs) {
+        for (const pack::ConvFilterFormat* f :
+             pack::conv_filter_formats_for(dims, job.conv_group, device::IsaLevel::kAvx512)) {
+          if (f->architecture != arch) continue;
+          if (!type_index.count(std::string(f->name))) {
+            type_index[std::string(f->name)] = out.struct_types_size();
+            *out.add_struct_types() = pack::conv_filter_struct_type(*f);
+          }
+          if (!device_index.count(arch)) {
+            device_index[arch] = out.devices_size();
+            auto* d = out.add_devices();
+            d->set_type("cpu");
+            d->set_architecture(arch);
+            d->set_runtime(std::string(device::kRuntimeName));
+            d->set_runtime_version(std::string(device::kPackingAbiVersion));
+          }
+          const uint64_t payload_size = pack::conv_filter_payload_bytes(*f, *cs);
+          pending.push_back(
+              {[f, s = *cs](std::span<uint8_t> dst) { return pack::conv_filter_pack(*f, s, dst); },
+               ctx, job.source, payload_size});
+          onnx::CompiledTensorProto ct;
+          ct.set_source_name(job.source);
+          ct.set_device(device_index[arch]);
+          ct.set_source_digest(dg->digest.data(), dg->digest.size());
+          ct.set_digest_algorithm(std::string(digest::algorithm_name(*algorithm)));
+          auto* v = ct.mutable_value();
+          v->set_type(type_index[std::string(f->name)]);
+          for (uint64_t d : pack::conv_filter_dims(*f, *cs)) v->add_dims(d);
+          payload_bytes += payload_size;
+          compiled.push_back(std::move(ct));
+          ++entries;
+          break;
+        }
+      }
+      continue;
+    }
     auto src =
         pack::gemm_b_source(content, t.data_type(),
                             std::span<const int64_t>(t.dims().data(), t.dims_size()), job.layout);
@@ -269,7 +316,10 @@ int cmd_compile(int argc, char** argv) {
         // Packed while the output is written (format::WriteOptions::lazy_payloads), so only
         // one payload is in memory at a time.
         const uint64_t payload_size = pack::gemm_b_payload_bytes(*f, src->k, src->n);
-        pending.push_back({f, *src, ctx, job.source, payload_size});
+        pending.push_back({[f, s = *src, &pool](std::span<uint8_t> dst) {
+                             return pack::gemm_b_pack(*f, s, dst, &pool);
+                           },
+                           ctx, job.source, payload_size});
         onnx::CompiledTensorProto ct;
         ct.set_source_name(job.source);
         ct.set_device(device_index[arch]);
@@ -304,11 +354,11 @@ int cmd_compile(int argc, char** argv) {
   const int first_new = out.compiled_tensors_size() - int(pending.size());
   for (size_t k = 0; k < pending.size(); ++k) {
     const PendingPayload* p = &pending[k];
-    wo.lazy_payloads[first_new + int(k)] = {
-        p->size, [p, k, &pending, &pool](std::span<uint8_t> dst) -> Status {
-          progress(k, pending.size(), p->name);
-          return pack::gemm_b_pack(*p->format, p->source, dst, &pool).with_context(p->context);
-        }};
+    wo.lazy_payloads[first_new + int(k)] = {p->size,
+                                            [p, k, &pending](std::span<uint8_t> dst) -> Status {
+                                              progress(k, pending.size(), p->name);
+                                              return p->pack(dst).with_context(p->context);
+                                            }};
   }
   auto written = format::write_model(out, *args->get("output"), wo, model.get());
   progress(pending.size(), pending.size(), "");

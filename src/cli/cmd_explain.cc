@@ -1,6 +1,6 @@
 // onnx-prepack explain MODEL [--arch STR] [--verify full|memo|off] [--cache DIR]
 //                            [--memo-dir DIR] [--input NAME]... [--fail-on-miss] [--json]
-// For every eligible weight (constant B of MatMul/Gemm), the resolver's
+// For every eligible weight (constant B of MatMul/Gemm, Conv filter), the resolver's
 // decision on each candidate entry, the chosen one, and totals (SPEC 4.3, 7.3).
 #include <chrono>
 #include <cstdio>
@@ -14,6 +14,8 @@
 #include "format/data_type.h"
 #include "format/model.h"
 #include "format/tensor_info.h"
+#include "pack/conv_filter_format.h"
+#include "pack/conv_filter_weights.h"
 #include "pack/format_list.h"
 #include "pack/gemm_b_weights.h"
 #include "resolve/resolver.h"
@@ -117,20 +119,33 @@ int cmd_explain(int argc, char** argv) {
 
   const device::IsaLevel level = level_of(host);
   resolve::Resolver resolver(model, host, opts);
-  const std::vector<pack::GemmBWeight> weights = pack::gemm_b_weights(model);
+  // Every eligible weight with the formats the runtime would ask for.
+  struct Eligible {
+    std::string name, consumer, layout;
+    std::vector<resolve::AcceptableFormat> formats;
+  };
+  std::vector<Eligible> weights;
+  for (const pack::GemmBWeight& w : pack::gemm_b_weights(model)) {
+    weights.push_back({w.name, w.consumer, w.layout == kernels::PackSourceLayout::kKN ? "kn" : "nk",
+                       pack::gemm_b_acceptable_formats(w.layout, w.data_type, level)});
+  }
+  for (const pack::ConvFilterWeight& w : pack::conv_filter_weights(model)) {
+    weights.push_back({w.name, w.consumer, "conv group " + std::to_string(w.group),
+                       pack::conv_filter_acceptable_formats(w.dims, w.group, level)});
+  }
 
   Json jweights = Json::array();
   std::string text;
   char line[512];
-  for (const pack::GemmBWeight& w : weights) {
+  for (const Eligible& w : weights) {
     resolve::PackRequest req;
     req.source_name = w.name;
-    req.formats = pack::gemm_b_acceptable_formats(w.layout, w.data_type, level);
+    req.formats = w.formats;
     resolve::Resolution r = resolver.resolve(req);
     Json jw = Json::object();
     jw["name"] = w.name;
     jw["consumer"] = w.consumer;
-    jw["layout"] = w.layout == kernels::PackSourceLayout::kKN ? "kn" : "nk";
+    jw["layout"] = w.layout;
     jw["decision"] = r.is_hit() ? "hit" : "miss";
     jw["reason"] = r.is_hit() ? Json() : Json(std::string(resolve::miss_reason_id(r.reason)));
     jw["detail"] = r.detail;
