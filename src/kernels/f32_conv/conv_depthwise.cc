@@ -77,7 +77,11 @@ void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const fl
               std::clamp<int64_t>(W - off <= 0 ? 0 : (W - off + p.phase - 1) / p.phase, lo, p.len);
           for (int64_t q = 0; q < lo; ++q) d[q] = 0.0f;
           const float* s = src + off;
-          for (int64_t q = lo; q < hi; ++q) d[q] = s[q * p.phase];
+          if (p.phase == 2) {  // a constant stride the compiler vectorises
+            for (int64_t q = lo; q < hi; ++q) d[q] = s[q * 2];
+          } else {
+            for (int64_t q = lo; q < hi; ++q) d[q] = s[q * p.phase];
+          }
           for (int64_t q = hi; q < p.len; ++q) d[q] = 0.0f;
         }
       }

@@ -79,7 +79,11 @@ inline void unfold(const ConvGeometry& g, const float* x, size_t k0, size_t kc,
           std::clamp<int64_t>(W - iw0 <= 0 ? 0 : (W - iw0 + sw - 1) / sw, lo, int64_t(run));
       for (int64_t t = 0; t < lo; ++t) out[t] = 0.0f;
       const float* r = row + iw0;
-      for (int64_t t = lo; t < hi; ++t) out[t] = r[t * sw];
+      if (sw == 2) {  // a constant stride the compiler vectorises
+        for (int64_t t = lo; t < hi; ++t) out[t] = r[t * 2];
+      } else {
+        for (int64_t t = lo; t < hi; ++t) out[t] = r[t * sw];
+      }
       for (int64_t t = hi; t < int64_t(run); ++t) out[t] = 0.0f;
     }
     if (++kw == KW) {
