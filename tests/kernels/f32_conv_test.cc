@@ -127,6 +127,32 @@ TEST(F32Conv, BlockedMatchesDirectForEveryKernel) {
   }
 }
 
+TEST(F32Conv, IndirectMatchesDirectForEveryKernel) {
+  const device::IsaLevel host = device::host_isa_level();
+  base::ThreadPool pool{2};
+  Scratch s;
+  const std::vector<ConvGeometry> cases = {
+      geom(2, 96, 24, 1, {20, 37}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}),
+      geom(1, 12, 18, 3, {15, 16}, {3, 2}, {2, 1}, {2, 2}, {0, 1}, {1, 0}),
+      geom(1, 7, 5, 1, {9, 40}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}),
+      geom(1, 6, 10, 2, {50}, {5}, {1}, {2}, {2}, {3}),
+  };
+  for (const ConvIndirectKernel& uk : kConvIndirectKernels) {
+    if (uk.isa > host) continue;
+    for (const ConvGeometry& g : cases) {
+      ASSERT_TRUE(conv_indirect_applies(g));
+      const auto x = random(size_t(g.n * g.c * g.in_pixels()), 1);
+      const auto w = random(size_t(g.m * g.k()), 2);
+      const auto b = random(size_t(g.m), 3);
+      std::vector<float> packed(blocked_filter_floats(g));
+      pack_blocked_filter(w.data(), g, uk.mr, packed.data());
+      std::vector<float> y(size_t(g.n * g.m * g.out_pixels()));
+      conv_indirect(g, uk, x.data(), packed.data(), b.data(), y.data(), &pool, {&s, &Scratch::get});
+      expect_close(y, direct(g, x, w, b), uk.name);
+    }
+  }
+}
+
 TEST(F32Conv, DepthwiseMatchesDirectForEveryRowKernel) {
   const device::IsaLevel host = device::host_isa_level();
   Scratch s;
