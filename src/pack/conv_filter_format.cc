@@ -203,13 +203,16 @@ std::vector<const ConvFilterFormat*> conv_filter_formats_for(std::span<const int
 }
 
 const ConvFilterFormat* conv_filter_format_for_rows(std::span<const int64_t> dims, int64_t group,
-                                                    size_t mr) {
+                                                    size_t mr, device::IsaLevel level) {
   const bool dw = conv_filter_is_depthwise(dims, group);
   if (dw != (mr == 0)) return nullptr;
+  const ConvFilterFormat* fallback = nullptr;
   for (const ConvFilterFormat* f : kOrder) {
-    if (f->mr == mr) return f;
+    if (f->mr != mr) continue;
+    if (f->isa <= level) return f;
+    if (fallback == nullptr || f->isa < fallback->isa) fallback = f;
   }
-  return nullptr;
+  return fallback;  // a host below every format: the least demanding one's layout
 }
 
 std::vector<uint64_t> conv_filter_dims(const ConvFilterFormat& f, const ConvFilterSource& s) {

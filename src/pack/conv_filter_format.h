@@ -59,9 +59,10 @@ bool conv_filter_is_depthwise(std::span<const int64_t> dims, int64_t group);
 std::vector<const ConvFilterFormat*> conv_filter_formats_for(std::span<const int64_t> dims,
                                                              int64_t group, device::IsaLevel level);
 // What the runtime packs into on a miss: the format whose rows are `mr` (the
-// host kernel's; 0 = depthwise) for this filter; nullptr when none fits.
+// host kernel's; 0 = depthwise) native at `level` (else the least demanding
+// one of those rows); nullptr when none fits the filter.
 const ConvFilterFormat* conv_filter_format_for_rows(std::span<const int64_t> dims, int64_t group,
-                                                    size_t mr);
+                                                    size_t mr, device::IsaLevel level);
 
 // Dimension parameters: blocked {groups, full_blocks, k, tail_rows, rank},
 // depthwise {channels, taps, rank}.

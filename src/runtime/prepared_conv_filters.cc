@@ -43,7 +43,8 @@ Result<std::shared_ptr<const PreparedConvFilter>> ResolvedWeights::prepare_conv(
   std::span<const uint8_t> bytes(static_cast<const uint8_t*>(w.data), w.nbytes());
   OP_ASSIGN_OR_RETURN(pack::ConvFilterSource src,
                       pack::conv_filter_source(bytes, w.dtype, w.shape, g.group));
-  const pack::ConvFilterFormat* native = pack::conv_filter_format_for_rows(w.shape, g.group, mr);
+  const pack::ConvFilterFormat* native =
+      pack::conv_filter_format_for_rows(w.shape, g.group, mr, level_);
   if (native == nullptr) return std::shared_ptr<const PreparedConvFilter>();
   resolve::PackRequest request;
   request.source_name = source;

@@ -200,6 +200,14 @@ TEST(ConvFilterFormats, ChosenByShapeAndHost) {
   EXPECT_EQ(conv_filter_formats_for(blocked, 1, device::IsaLevel::kAvx512).front()->mr, 14u);
   EXPECT_EQ(conv_filter_formats_for(blocked, 1, device::IsaLevel::kAvx2).size(), 1u);
   EXPECT_EQ(conv_filter_formats_for(blocked, 1, device::IsaLevel::kAvx2).front()->mr, 6u);
+  // The runtime's miss format follows the host level (depthwise too).
+  EXPECT_EQ(conv_filter_format_for_rows(dw, 32, 0, device::IsaLevel::kAvx2)->name,
+            "f32_conv_dw_avx2");
+  EXPECT_EQ(conv_filter_format_for_rows(dw, 32, 0, device::IsaLevel::kAvx512)->name,
+            "f32_conv_dw_avx512");
+  EXPECT_EQ(conv_filter_format_for_rows(blocked, 1, 6, device::IsaLevel::kRef)->name,
+            "f32_conv_filter_m6");
+  EXPECT_EQ(conv_filter_format_for_rows(blocked, 1, 0, device::IsaLevel::kAvx512), nullptr);
   // A [32, 1, 3, 3] filter with group 2 is a blocked grouped filter, not depthwise.
   EXPECT_NE(conv_filter_formats_for(dw, 2, device::IsaLevel::kAvx512).front()->mr, 0u);
   std::vector<float> w(10);
