@@ -136,6 +136,8 @@ TEST(F32Conv, IndirectMatchesDirectForEveryKernel) {
       geom(1, 12, 18, 3, {15, 16}, {3, 2}, {2, 1}, {2, 2}, {0, 1}, {1, 0}),
       geom(1, 7, 5, 1, {9, 40}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}),
       geom(1, 6, 10, 2, {50}, {5}, {1}, {2}, {2}, {3}),
+      geom(1, 3, 16, 1, {41, 45}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}),
+      geom(1, 5, 7, 1, {13, 29}, {3, 4}, {1, 3}, {1, 2}, {1, 2}, {0, 1}),
   };
   for (const ConvIndirectKernel& uk : kConvIndirectKernels) {
     if (uk.isa > host) continue;

@@ -10,15 +10,23 @@
 namespace onnx_prepack::kernels {
 namespace {
 
+// Padded rows are stored split by column-stride phase: row r of a plane is
+// `phase` runs of `len` floats, run ph holding padded columns ph, ph + phase, ...
+// so that the input pixels of consecutive output columns are contiguous.
 struct Padded {
   int64_t rows;   // padded rows the output reads
-  int64_t width;  // padded row length (columns read)
+  int64_t phase;  // column stride
+  int64_t len;    // floats per phase run
+  int64_t width;  // floats per padded row: phase * len
 };
 
 Padded padded_of(const ConvGeometry& g) {
   Padded p;
   p.rows = (g.out[1] - 1) * g.stride[1] + (g.kernel[1] - 1) * g.dilation[1] + 1;
-  p.width = (g.out[2] - 1) + (g.kernel[2] - 1) * g.dilation[2] + 1;
+  p.phase = g.stride[2];
+  const int64_t cols = (g.out[2] - 1) * g.stride[2] + (g.kernel[2] - 1) * g.dilation[2] + 1;
+  p.len = (cols + p.phase - 1) / p.phase;
+  p.width = p.phase * p.len;
   return p;
 }
 
@@ -33,7 +41,7 @@ void run_tasks(base::ThreadPool* pool, size_t n, const std::function<void(size_t
 }  // namespace
 
 bool conv_indirect_applies(const ConvGeometry& g) {
-  return g.in[0] == 1 && g.kernel[0] == 1 && g.out[0] == 1 && g.stride[2] == 1 && !g.is_pointwise();
+  return g.in[0] == 1 && g.kernel[0] == 1 && g.out[0] == 1 && !g.is_pointwise();
 }
 
 const ConvIndirectKernel* conv_indirect_select(size_t mr, device::IsaLevel level) {
@@ -61,7 +69,9 @@ void conv_indirect(const ConvGeometry& g, const ConvIndirectKernel& uk, const fl
   for (int64_t c = 0, k = 0; c < Cg; ++c) {
     for (int64_t i = 0; i < KH; ++i) {
       for (int64_t j = 0; j < KW; ++j, ++k) {
-        offs[size_t(k)] = (c * p.rows + i * g.dilation[1]) * p.width + j * g.dilation[2];
+        const int64_t col = j * g.dilation[2];
+        offs[size_t(k)] =
+            (c * p.rows + i * g.dilation[1]) * p.width + (col % p.phase) * p.len + col / p.phase;
       }
     }
   }
@@ -80,12 +90,25 @@ void conv_indirect(const ConvGeometry& g, const ConvIndirectKernel& uk, const fl
             std::memset(d, 0, size_t(p.width) * sizeof(float));
             continue;
           }
-          const int64_t lo = std::min<int64_t>(g.pad_begin[2], p.width);
-          const int64_t hi = std::clamp<int64_t>(g.pad_begin[2] + W, lo, p.width);
-          if (lo > 0) std::memset(d, 0, size_t(lo) * sizeof(float));
-          if (hi > lo)
-            std::memcpy(d + lo, xc + ih * W + (lo - g.pad_begin[2]), size_t(hi - lo) * 4);
-          if (p.width > hi) std::memset(d + hi, 0, size_t(p.width - hi) * sizeof(float));
+          const float* src = xc + ih * W;
+          for (int64_t ph = 0; ph < p.phase; ++ph) {
+            // Run ph, column q reads iw = q * phase + ph - pad: valid for q in [lo, hi).
+            float* dr = d + ph * p.len;
+            const int64_t off = ph - g.pad_begin[2];
+            const int64_t lo =
+                std::min<int64_t>(off >= 0 ? 0 : (-off + p.phase - 1) / p.phase, p.len);
+            const int64_t hi = std::clamp<int64_t>(
+                W - off <= 0 ? 0 : (W - off + p.phase - 1) / p.phase, lo, p.len);
+            for (int64_t q = 0; q < lo; ++q) dr[q] = 0.0f;
+            if (p.phase == 1) {
+              std::memcpy(dr + lo, src + off + lo, size_t(hi - lo) * sizeof(float));
+            } else if (p.phase == 2) {  // a constant stride the compiler vectorises
+              for (int64_t q = lo; q < hi; ++q) dr[q] = src[off + q * 2];
+            } else {
+              for (int64_t q = lo; q < hi; ++q) dr[q] = src[off + q * p.phase];
+            }
+            for (int64_t q = hi; q < p.len; ++q) dr[q] = 0.0f;
+          }
         }
       });
       const float* wg = packed_w + size_t(gi) * Mg * K;

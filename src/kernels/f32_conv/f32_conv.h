@@ -81,11 +81,12 @@ void conv_blocked(const ConvGeometry& g, const F32GemmKernel& k, const float* x,
 
 // ---- indirect (unit stride along the row, no unfold) ----
 //
-// For 1-D/2-D filters with unit column stride (and any row stride, dilation
-// or padding): the group's input planes are copied once into a zero-padded
-// buffer, and filter row k = (c, kh, kw) of an output-row panel of nr pixels
-// is the contiguous run at base + offs[k], offs[k] = (c * rows + kh * dh) *
-// width + kw * dw. The microkernel reads those runs in place (no unfold):
+// For 1-D/2-D filters other than 1x1 (any stride, dilation or padding): the
+// group's input planes are copied once into a zero-padded buffer whose rows
+// are split by column-stride phase, and filter row k = (c, kh, kw) of an
+// output-row panel of nr pixels is the contiguous run at base + offs[k],
+// offs[k] = (c * rows + kh * dh) * width + (kw * dw % sw) * len + kw * dw / sw.
+// The microkernel reads those runs in place (no unfold):
 //   c[i][j] = bias[i] + sum_k a[k * mr + i] * (base + offs[k])[j], one fused
 //   chain per element in k order, for i < mr, j < nr; all NR columns of a run
 //   are readable (the buffer has NR floats of slack).
@@ -119,8 +120,8 @@ inline constexpr ConvIndirectKernel kConvIndirectKernels[] = {
     {"conv_indirect_6x16_ref", device::IsaLevel::kRef, 6, 16, conv_indirect_6x16_ref},
 };
 
-// Whether the indirect kernel applies: rank <= 2 spatial, unit column stride,
-// not pointwise (that one unfolds by plain row copies).
+// Whether the indirect kernel applies: rank <= 2 spatial, not pointwise (that
+// one unfolds by plain row copies).
 bool conv_indirect_applies(const ConvGeometry& g);
 // The indirect kernel for blocks of `mr` rows at `level` (nullptr: none).
 const ConvIndirectKernel* conv_indirect_select(size_t mr, device::IsaLevel level);
