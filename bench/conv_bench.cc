@@ -131,8 +131,14 @@ Prepared prepare(const Layer& l, const kernels::F32GemmKernel& uk) {
 void run(Prepared& p, const kernels::F32GemmKernel& uk, kernels::DwRowFn row,
          base::ThreadPool* pool, Scratch& s) {
   const kernels::ConvScratch cs{&s, &Scratch::get};
+  const kernels::ConvIndirectKernel* ind =
+      kernels::conv_indirect_applies(p.g)
+          ? kernels::conv_indirect_select(uk.mr, device::host_isa_level())
+          : nullptr;
   if (p.dw) {
     kernels::conv_depthwise(p.g, row, p.x.data(), p.w.data(), p.bias.data(), p.y.data(), pool, cs);
+  } else if (ind != nullptr) {
+    kernels::conv_indirect(p.g, *ind, p.x.data(), p.w.data(), p.bias.data(), p.y.data(), pool, cs);
   } else {
     kernels::conv_blocked(p.g, uk, p.x.data(), p.w.data(), p.bias.data(), p.y.data(), pool, cs);
   }

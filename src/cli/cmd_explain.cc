@@ -21,7 +21,7 @@ std::string decision_of(const resolve::CandidateDecision& c) {
 
 // The text report of one weight: its decision, then one line per candidate.
 std::string weight_text(const engine::ExplainedWeight& e, device::IsaLevel level) {
-  const pack::GemmBWeight& w = e.weight;
+  const engine::ExplainedWeight& w = e;
   const resolve::Resolution& r = e.resolution;
   std::string text;
   char line[512];

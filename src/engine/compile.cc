@@ -23,6 +23,8 @@
 #include "format/model.h"
 #include "format/model_writer.h"
 #include "onnx_prepack/engine.hpp"
+#include "pack/conv_filter_format.h"
+#include "pack/conv_filter_weights.h"
 #include "pack/format_list.h"
 #include "pack/gemm_b_weights.h"
 #include "pack/q_gemm_b.h"
@@ -62,6 +64,7 @@ Status record_memo(const std::string& output, const std::string& memo_dir,
 struct Job {
   std::string source;
   PackSourceLayout layout;
+  int64_t conv_group = 0;  // > 0: a Conv filter of a node with this group
 };
 
 // Constant nodes with a tensor `value` become initializers named like their output.
@@ -100,6 +103,10 @@ std::vector<Job> eligible(const format::Model& model) {
   std::vector<Job> jobs;
   for (const pack::GemmBWeight& w : pack::gemm_b_weights(model)) {
     if (!w.graph_input && w.initializers == 1) jobs.push_back({w.name, w.layout});
+  }
+  for (const pack::ConvFilterWeight& w : pack::conv_filter_weights(model)) {
+    if (!w.graph_input && w.initializers == 1)
+      jobs.push_back({w.name, PackSourceLayout::kKN, w.group});
   }
   return jobs;
 }
@@ -164,6 +171,8 @@ class Compiler {
   }
 
   Status add(const Job& job);
+  Status add_conv(const Job& job, const onnx::TensorProto& t, const std::string& ctx,
+                  std::span<const uint8_t> content, const digest::Digest& digest);
   // An entry a pack family other than gemm_b built (its type, device and payload).
   void add_entry(onnx::CompiledTensorProto entry, const onnx::StructTypeProto& type,
                  const std::string& arch, uint64_t bytes,
@@ -240,6 +249,7 @@ Status Compiler::add(const Job& job) {
   OP_ASSIGN_OR_RETURN(auto dg, digest::digest_tensor(model_, t, ctx, {algorithm_, pool_}));
   hashed.emplace_back(job.source, dg.digest);
   OP_ASSIGN_OR_RETURN(std::span<const uint8_t> content, content_of(t, ctx));
+  if (job.conv_group > 0) return add_conv(job, t, ctx, content, dg.digest);
   auto src = pack::gemm_b_source(
       content, t.data_type(), std::span<const int64_t>(t.dims().data(), t.dims_size()), job.layout);
   if (!src.ok()) return src.status().with_context(ctx);
@@ -266,6 +276,31 @@ Status Compiler::add(const Job& job) {
       payload_bytes += payload_size;
       compiled_.push_back(std::move(ct));
       ++entries;
+      break;
+    }
+  }
+  return ok_status();
+}
+
+// A Conv filter: one entry per target whose kernel has a format for its shape.
+Status Compiler::add_conv(const Job& job, const onnx::TensorProto& t, const std::string& ctx,
+                          std::span<const uint8_t> content, const digest::Digest& digest) {
+  const std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+  auto cs = pack::conv_filter_source(content, t.data_type(), dims, job.conv_group);
+  if (!cs.ok()) return cs.status().with_context(ctx);
+  for (const std::string& arch : archs_) {
+    for (const pack::ConvFilterFormat* f :
+         pack::conv_filter_formats_for(dims, job.conv_group, device::IsaLevel::kAvx512)) {
+      if (f->architecture != arch) continue;
+      onnx::CompiledTensorProto ct;
+      ct.set_source_name(job.source);
+      ct.set_source_digest(digest.data(), digest.size());
+      ct.set_digest_algorithm(std::string(digest::algorithm_name(algorithm_)));
+      for (uint64_t d : pack::conv_filter_dims(*f, *cs)) ct.mutable_value()->add_dims(d);
+      add_entry(std::move(ct), pack::conv_filter_struct_type(*f), arch,
+                pack::conv_filter_payload_bytes(*f, *cs), [f, s = *cs](std::span<uint8_t> dst) {
+                  return pack::conv_filter_pack(*f, s, dst);
+                });
       break;
     }
   }

@@ -4,6 +4,8 @@
 
 #include "base/thread_pool.h"
 #include "device/cpu_features.h"
+#include "pack/conv_filter_format.h"
+#include "pack/conv_filter_weights.h"
 #include "pack/format_list.h"
 
 namespace onnx_prepack::engine {
@@ -40,12 +42,11 @@ Json host_json(const ExplainReport& r) {
 }
 
 Json weight_json(const ExplainedWeight& e) {
-  const pack::GemmBWeight& w = e.weight;
   const resolve::Resolution& r = e.resolution;
   Json jw = Json::object();
-  jw["name"] = w.name;
-  jw["consumer"] = w.consumer;
-  jw["layout"] = w.layout == kernels::PackSourceLayout::kKN ? "kn" : "nk";
+  jw["name"] = e.name;
+  jw["consumer"] = e.consumer;
+  jw["layout"] = e.layout;
   jw["decision"] = r.is_hit() ? "hit" : "miss";
   jw["reason"] = r.is_hit() ? Json() : Json(std::string(resolve::miss_reason_id(r.reason)));
   jw["detail"] = r.detail;
@@ -102,15 +103,28 @@ Result<ExplainReport> explain_model(const std::string& path, const ExplainOption
   report.runtime_name = opts.runtime_name;
   report.runtime_version = opts.runtime_version;
   resolve::Resolver resolver(*report.model, report.host, opts);
-  for (const pack::GemmBWeight& w : pack::gemm_b_weights(*report.model)) {
+  auto explain = [&](std::string name, std::string consumer, std::string layout,
+                     resolve::PackRequest req) {
     ExplainedWeight e;
-    e.weight = w;
-    e.formats = pack::gemm_b_acceptable_formats(w.layout, w.data_type, report.level);
-    resolve::PackRequest req;
-    req.source_name = w.name;
-    req.formats = e.formats;
+    e.name = std::move(name);
+    e.consumer = std::move(consumer);
+    e.layout = std::move(layout);
+    e.formats = req.formats;
     e.resolution = resolver.resolve(req);
     report.weights.push_back(std::move(e));
+  };
+  for (const pack::GemmBWeight& w : pack::gemm_b_weights(*report.model)) {
+    resolve::PackRequest req;
+    req.source_name = w.name;
+    req.formats = pack::gemm_b_acceptable_formats(w.layout, w.data_type, report.level);
+    explain(w.name, w.consumer, w.layout == kernels::PackSourceLayout::kKN ? "kn" : "nk",
+            std::move(req));
+  }
+  for (const pack::ConvFilterWeight& w : pack::conv_filter_weights(*report.model)) {
+    resolve::PackRequest req;
+    req.source_name = w.name;
+    req.formats = pack::conv_filter_acceptable_formats(w.dims, w.group, report.level);
+    explain(w.name, w.consumer, "conv group " + std::to_string(w.group), std::move(req));
   }
   report.diagnostics = resolver.diagnostics();
   report.totals = resolver.totals();

@@ -46,6 +46,10 @@ class ResolvedWeights final : public WeightPreparer {
   Result<std::shared_ptr<const PreparedB>> prepare(const std::string& source, const Tensor& b,
                                                    bool transposed,
                                                    const std::string& consumer) override;
+  // Conv filters the same way (prepared_conv_filters.cc).
+  Result<std::shared_ptr<const PreparedConvFilter>> prepare_conv(
+      const std::string& source, const Tensor& w, const kernels::ConvGeometry& g, size_t mr,
+      const std::string& consumer) override;
 
   // MatMulNBits weights (prepared_lineage_weights.cc): no cache-store write-back,
   // the store's keys name one source.
@@ -65,6 +69,7 @@ class ResolvedWeights final : public WeightPreparer {
   base::ThreadPool* pool_;
   std::map<std::pair<std::string, bool>, std::shared_ptr<const PreparedB>> cache_;
   std::map<std::string, LineagePack> lineage_cache_;
+  std::map<std::pair<std::string, int64_t>, std::shared_ptr<const PreparedConvFilter>> conv_cache_;
   std::vector<WeightDecision> decisions_;
   std::vector<std::span<const uint8_t>> hit_payloads_;
 };

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "device/cpu_features.h"
 #include "format/model_writer.h"
 #include "runtime/npy.h"
 #include "runtime/session.h"
@@ -230,6 +231,80 @@ TEST(ConvOrt, PoolShapes) {
       {"GlobalMaxPool", {2, 5, 7, 9}, {}, false, {}},
   };
   for (const Case& c : cases) check(c);
+}
+
+// A two-Conv graph (blocked, then depthwise) compiled by the CLI: the compiled
+// run maps both filters (hits), its output is bitwise that of the uncompiled
+// run (same formats, same kernels), and both agree with ONNX Runtime.
+TEST(ConvOrt, CompiledFiltersHitAndMatchTheUncompiledRun) {
+  if (!ort_available()) GTEST_SKIP() << "node or onnxruntime-node not available";
+  if (device::host_isa_level() == device::IsaLevel::kRef) {
+    GTEST_SKIP() << "no packed format runs natively on this host (compile --target host refuses)";
+  }
+  Case c{
+      "Conv", {1, 3, 30, 34}, {16, 3, 3, 3}, true, {{"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}}};
+  onnx::ModelProto m = make_model(c);
+  auto* g = m.mutable_graph();
+  g->mutable_node(0)->set_output(0, "c1");
+  add_init(g, "w2", {16, 1, 3, 3}, 13);
+  auto* dw = g->add_node();
+  dw->set_op_type("Conv");
+  dw->set_name("dw");
+  dw->add_input("c1");
+  dw->add_input("w2");
+  dw->add_output("y");
+  auto* a = dw->add_attribute();
+  a->set_name("group");
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(16);
+  auto* pads = dw->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  testing::TempDir dir;
+  const std::string path = dir.file("model.onnx"), compiled = dir.file("compiled.onnx");
+  ASSERT_TRUE(format::write_model_inline(m, path).ok());
+  auto v = testing::pseudo_random_floats(size_t(shape_numel(c.x)), 17);
+  HostTensor in = HostTensor::allocate(kFloat, c.x);
+  std::memcpy(in.mutable_data(), v.data(), v.size() * 4);
+  ASSERT_TRUE(write_npy(dir.file("in.npy"), in.view()).ok());
+  const std::string cli = OP_CLI_PATH;
+  std::string log;
+  ASSERT_EQ(testing::run_command(cli + " compile " + path + " -o " + compiled, &log), 0) << log;
+  std::string plain_json, compiled_json;
+  ASSERT_EQ(testing::run_command(cli + " run " + path + " --input x=" + dir.file("in.npy") +
+                                     " --output-dir " + dir.file("plain") + " --json",
+                                 &plain_json),
+            0)
+      << plain_json;
+  ASSERT_EQ(testing::run_command(cli + " run " + compiled + " --input x=" + dir.file("in.npy") +
+                                     " --output-dir " + dir.file("compiled") + " --json",
+                                 &compiled_json),
+            0)
+      << compiled_json;
+  EXPECT_NE(compiled_json.find("\"hits\": 2"), std::string::npos) << compiled_json;
+  EXPECT_NE(compiled_json.find("f32_conv_dw_"), std::string::npos) << compiled_json;
+  EXPECT_NE(plain_json.find("\"misses\": 2"), std::string::npos) << plain_json;
+  auto a_plain = read_npy(dir.file("plain/y.npy"));
+  auto a_comp = read_npy(dir.file("compiled/y.npy"));
+  ASSERT_TRUE(a_plain.ok() && a_comp.ok());
+  ASSERT_EQ(a_plain->shape(), a_comp->shape());
+  EXPECT_EQ(0, std::memcmp(a_plain->data(), a_comp->data(), size_t(a_plain->numel()) * 4));
+  ASSERT_EQ(
+      testing::run_command("node " + std::string(OP_SOURCE_DIR) + "/tests/runtime/ort_run.js " +
+                               path + " " + dir.file("ort") + " x=" + dir.file("in.npy"),
+                           &log),
+      0)
+      << log;
+  auto want = read_npy(dir.file("ort/y.npy"));
+  ASSERT_TRUE(want.ok());
+  ASSERT_EQ(want->shape(), a_comp->shape());
+  double mx = 0, worst = 0;
+  for (int64_t i = 0; i < want->numel(); ++i) {
+    mx = std::max(mx, double(std::fabs(want->as<float>()[i])));
+    worst = std::max(worst, std::fabs(double(a_comp->as<float>()[i]) - want->as<float>()[i]));
+  }
+  EXPECT_LE(worst, 1e-4 * mx);
 }
 
 }  // namespace

@@ -4,27 +4,12 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/f32_conv/f32_conv.h"
+#include "kernels/f32_conv/conv_unfold.h"
 
 namespace onnx_prepack::kernels {
-namespace {
-
-// K rows unfolded per step: a filter block slice (kc x 14 floats) stays in L1
-// and the tile's panels (kTilePanels x kc x nr) in L2.
-constexpr size_t kKc = 256;
-constexpr size_t kTilePanels = 4;
-
-// A run of tile pixels inside one output row and one panel.
-struct Segment {
-  size_t dst;  // panel * kKc * nr + column
-  int64_t j;   // first pixel, relative to the tile
-  int64_t od, oh, ow;
-  size_t run;
-};
-
 // Splits tile pixels [p0, p0 + count) at output-row and panel boundaries.
-void segments_of(const ConvGeometry& g, int64_t p0, int64_t count, size_t nr,
-                 std::vector<Segment>& out) {
+void conv_segments(const ConvGeometry& g, int64_t p0, int64_t count, size_t nr,
+                   std::vector<Segment>& out) {
   out.clear();
   const int64_t OH = g.out[1], OW = g.out[2];
   int64_t j = 0;
@@ -38,64 +23,11 @@ void segments_of(const ConvGeometry& g, int64_t p0, int64_t count, size_t nr,
   }
 }
 
-// Unfolds the tile's pixels for filter rows [k0, k0 + kc) of group input `x`
-// (Cg planes): row k - k0 of each panel at buf + panel * kKc * nr + (k - k0) * nr.
-void unfold(const ConvGeometry& g, const float* x, size_t k0, size_t kc,
-            const std::vector<Segment>& segs, int64_t p0, size_t nr, float* buf) {
-  const int64_t in_plane = g.in_pixels();
-  if (g.is_pointwise()) {
-    for (size_t k = 0; k < kc; ++k) {
-      const float* row = x + int64_t(k0 + k) * in_plane + p0;
-      for (const Segment& s : segs) {
-        std::memcpy(buf + s.dst + k * nr, row + s.j, s.run * sizeof(float));
-      }
-    }
-    return;
-  }
-  const int64_t KH = g.kernel[1], KW = g.kernel[2], KD = g.kernel[0];
-  int64_t kw = int64_t(k0) % KW, kh = (int64_t(k0) / KW) % KH, kd = (int64_t(k0) / (KW * KH)) % KD;
-  int64_t c = int64_t(k0) / (KW * KH * KD);
-  const int64_t sw = g.stride[2], W = g.in[2];
-  for (size_t kk = 0; kk < kc; ++kk) {
-    const float* xc = x + c * in_plane;
-    for (const Segment& s : segs) {
-      float* out = buf + s.dst + kk * nr;
-      const size_t run = s.run;
-      const int64_t id = s.od * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
-      const int64_t ih = s.oh * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
-      if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1]) {
-        std::memset(out, 0, run * sizeof(float));
-        continue;
-      }
-      const float* row = xc + (id * g.in[1] + ih) * W;
-      const int64_t iw0 = s.ow * sw - g.pad_begin[2] + kw * g.dilation[2];
-      // Valid t: 0 <= iw0 + t * sw < W.
-      const int64_t lo = std::min<int64_t>(iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw, int64_t(run));
-      const int64_t hi =
-          std::clamp<int64_t>(W - iw0 <= 0 ? 0 : (W - iw0 + sw - 1) / sw, lo, int64_t(run));
-      for (int64_t t = 0; t < lo; ++t) out[t] = 0.0f;
-      if (sw == 1) {
-        std::memcpy(out + lo, row + iw0 + lo, size_t(hi - lo) * sizeof(float));
-      } else {
-        const float* r = row + iw0;
-        for (int64_t t = lo; t < hi; ++t) out[t] = r[t * sw];
-      }
-      for (int64_t t = hi; t < int64_t(run); ++t) out[t] = 0.0f;
-    }
-    if (++kw == KW) {
-      kw = 0;
-      if (++kh == KH) {
-        kh = 0;
-        if (++kd == KD) {
-          kd = 0;
-          ++c;
-        }
-      }
-    }
-  }
+ConvUnfoldFn conv_unfold_select(device::IsaLevel level) {
+  if (level >= device::IsaLevel::kAvx512) return conv_unfold_avx512;
+  if (level >= device::IsaLevel::kAvx2) return conv_unfold_avx2;
+  return conv_unfold_ref;
 }
-
-}  // namespace
 
 bool ConvGeometry::is_pointwise() const {
   for (int i = 0; i < 3; ++i) {
@@ -142,6 +74,7 @@ void conv_blocked(const ConvGeometry& g, const F32GemmKernel& uk, const float* x
   const int64_t tile = int64_t(kTilePanels * NR);
   const int64_t tiles = (P + tile - 1) / tile;
   const size_t tasks = size_t(g.n * g.group * tiles);
+  const ConvUnfoldFn unfold = conv_unfold_select(device::host_isa_level());
   auto work = [&](size_t task, size_t worker) {
     const int64_t t = int64_t(task) % tiles;
     const int64_t gi = (int64_t(task) / tiles) % g.group;
@@ -155,10 +88,10 @@ void conv_blocked(const ConvGeometry& g, const F32GemmKernel& uk, const float* x
     const size_t panels = size_t((p_end - p_begin + int64_t(NR) - 1) / int64_t(NR));
     float* buf = scratch.get(scratch.ctx, worker, kTilePanels * kKc * NR);
     thread_local std::vector<Segment> segs;
-    segments_of(g, p_begin, p_end - p_begin, NR, segs);
+    conv_segments(g, p_begin, p_end - p_begin, NR, segs);
     for (size_t k0 = 0; k0 < K; k0 += kKc) {
       const size_t kc = std::min(kKc, K - k0);
-      unfold(g, xg, k0, kc, segs, p_begin, NR, buf);
+      unfold(g, xg, k0, kc, segs, p_begin, NR, buf);  // host ISA's copy
       uint32_t flags = k0 > 0 ? kGemmAccumulate : 0;
       if (k0 + kc == K) flags |= kGemmFinal;
       for (size_t m0 = 0; m0 < Mg; m0 += MR) {

@@ -36,7 +36,7 @@ DwRowFn dw_row_select(device::IsaLevel level) {
 
 size_t conv_depthwise_scratch_floats(const ConvGeometry& g) {
   const DwPlan p = plan(g);
-  return size_t(p.rows * p.phase * p.len);
+  return size_t(((g.kernel[1] - 1) * g.dilation[1] + 1) * p.phase * p.len);
 }
 
 void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const float* w,
@@ -46,18 +46,21 @@ void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const fl
   const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
   const int64_t KH = g.kernel[1], KW = g.kernel[2], taps = KH * KW;
   const size_t tasks = size_t(g.n * g.c);
+  const int64_t ring = (KH - 1) * g.dilation[1] + 1;
   auto work = [&](size_t task, size_t worker) {
     const int64_t c = int64_t(task) % g.c;
     const float* xc = x + int64_t(task) * H * W;
     float* yc = y + int64_t(task) * OH * OW;
-    float* buf = scratch.get(scratch.ctx, worker, size_t(p.rows * p.phase * p.len));
-    // buf[(r * phase + ph) * len + q] = padded[r][q * phase + ph].
-    for (int64_t r = 0; r < p.rows; ++r) {
+    // A ring of the padded rows one output row reads (L1-sized), built as the
+    // window moves down: slot r % ring holds padded row r, its columns split by
+    // stride phase: slot[ph * len + q] = padded[r][q * phase + ph].
+    float* buf = scratch.get(scratch.ctx, worker, size_t(ring * p.phase * p.len));
+    auto build = [&](int64_t r) {
       const int64_t ih = r - g.pad_begin[1];
-      float* dst = buf + r * p.phase * p.len;
+      float* dst = buf + (r % ring) * p.phase * p.len;
       if (ih < 0 || ih >= H) {
         std::memset(dst, 0, size_t(p.phase * p.len) * sizeof(float));
-        continue;
+        return;
       }
       const float* src = xc + ih * W;
       if (p.phase == 1) {
@@ -77,18 +80,26 @@ void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const fl
               std::clamp<int64_t>(W - off <= 0 ? 0 : (W - off + p.phase - 1) / p.phase, lo, p.len);
           for (int64_t q = 0; q < lo; ++q) d[q] = 0.0f;
           const float* s = src + off;
-          for (int64_t q = lo; q < hi; ++q) d[q] = s[q * p.phase];
+          if (p.phase == 2) {  // a constant stride the compiler vectorises
+            for (int64_t q = lo; q < hi; ++q) d[q] = s[q * 2];
+          } else {
+            for (int64_t q = lo; q < hi; ++q) d[q] = s[q * p.phase];
+          }
           for (int64_t q = hi; q < p.len; ++q) d[q] = 0.0f;
         }
       }
-    }
+    };
+    int64_t built = 0;  // padded rows [0, built) were built (the last `ring` are in the ring)
     thread_local std::vector<const float*> srcs;
     srcs.resize(size_t(taps));
     const float* wc = w + c * taps;
     const float bc = bias ? bias[c] : 0.0f;
     for (int64_t oh = 0; oh < OH; ++oh) {
+      const int64_t last = oh * g.stride[1] + (KH - 1) * g.dilation[1];
+      for (int64_t r = std::max(built, oh * g.stride[1]); r <= last; ++r) build(r);
+      built = last + 1;
       for (int64_t i = 0; i < KH; ++i) {
-        const int64_t r = oh * g.stride[1] + i * g.dilation[1];
+        const int64_t r = (oh * g.stride[1] + i * g.dilation[1]) % ring;
         for (int64_t j = 0; j < KW; ++j) {
           const int64_t col = j * g.dilation[2];
           srcs[size_t(i * KW + j)] = buf + (r * p.phase + col % p.phase) * p.len + col / p.phase;

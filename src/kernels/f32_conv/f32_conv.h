@@ -79,6 +79,60 @@ void conv_blocked(const ConvGeometry& g, const F32GemmKernel& k, const float* x,
                   const float* packed_w, const float* bias, float* y, base::ThreadPool* pool,
                   const ConvScratch& scratch);
 
+// ---- indirect (unit stride along the row, no unfold) ----
+//
+// For 1-D/2-D filters other than 1x1 (any stride, dilation or padding): the
+// group's input planes are copied once into a zero-padded buffer whose rows
+// are split by column-stride phase, and filter row k = (c, kh, kw) of an
+// output-row panel of nr pixels is the contiguous run at base + offs[k],
+// offs[k] = (c * rows + kh * dh) * width + (kw * dw % sw) * len + kw * dw / sw.
+// The microkernel reads those runs in place (no unfold):
+//   c[i][j] = bias[i] + sum_k a[k * mr + i] * (base + offs[k])[j], one fused
+//   chain per element in k order, for i < mr, j < nr; all NR columns of a run
+//   are readable (the buffer has NR floats of slack).
+// `a` is the same blocked filter as the blocked kernel's. `offs` has
+// kConvIndirectPrefetch readable entries past k (prefetch hints).
+inline constexpr size_t kConvIndirectPrefetch = 12;
+using ConvIndirectUkernel = void (*)(size_t mr, size_t nr, size_t k, const float* a,
+                                     const float* base, const ptrdiff_t* offs, const float* bias,
+                                     float* c, size_t ldc);
+void conv_indirect_14x32_avx512(size_t mr, size_t nr, size_t k, const float* a, const float* base,
+                                const ptrdiff_t* offs, const float* bias, float* c, size_t ldc);
+void conv_indirect_6x16_avx2(size_t mr, size_t nr, size_t k, const float* a, const float* base,
+                             const ptrdiff_t* offs, const float* bias, float* c, size_t ldc);
+void conv_indirect_14x32_ref(size_t mr, size_t nr, size_t k, const float* a, const float* base,
+                             const ptrdiff_t* offs, const float* bias, float* c, size_t ldc);
+void conv_indirect_6x16_ref(size_t mr, size_t nr, size_t k, const float* a, const float* base,
+                            const ptrdiff_t* offs, const float* bias, float* c, size_t ldc);
+
+struct ConvIndirectKernel {
+  const char* name;
+  device::IsaLevel isa;
+  uint32_t mr;
+  uint32_t nr;
+  ConvIndirectUkernel fn;
+};
+
+inline constexpr ConvIndirectKernel kConvIndirectKernels[] = {
+    {"conv_indirect_14x32_avx512", device::IsaLevel::kAvx512, 14, 32, conv_indirect_14x32_avx512},
+    {"conv_indirect_6x16_avx2", device::IsaLevel::kAvx2, 6, 16, conv_indirect_6x16_avx2},
+    {"conv_indirect_14x32_ref", device::IsaLevel::kRef, 14, 32, conv_indirect_14x32_ref},
+    {"conv_indirect_6x16_ref", device::IsaLevel::kRef, 6, 16, conv_indirect_6x16_ref},
+};
+
+// Whether the indirect kernel applies: rank <= 2 spatial, not pointwise (that
+// one unfolds by plain row copies).
+bool conv_indirect_applies(const ConvGeometry& g);
+// The indirect kernel for blocks of `mr` rows at `level` (nullptr: none).
+const ConvIndirectKernel* conv_indirect_select(size_t mr, device::IsaLevel level);
+// Floats of the padded-input buffer (one image and group at a time).
+size_t conv_indirect_buffer_floats(const ConvGeometry& g, size_t nr);
+// y = conv(x, w) + bias; `scratch` slot 0 holds the padded input (taken
+// before any task runs; tasks use no scratch).
+void conv_indirect(const ConvGeometry& g, const ConvIndirectKernel& k, const float* x,
+                   const float* packed_w, const float* bias, float* y, base::ThreadPool* pool,
+                   const ConvScratch& scratch);
+
 // ---- depthwise ----
 
 // out[0..n) = bias + sum_t w[t] * src[t][0..n): one output row of a depthwise conv.

@@ -56,6 +56,10 @@ class ConvKernel final : public Kernel {
       row_ = kernels::dw_row_select(device::host_isa_level());
     } else {
       uk_ = kernels::conv_gemm_kernel(device::host_isa_level());
+      // Unit column stride: the indirect kernel reads the padded input in place.
+      if (kernels::conv_indirect_applies(g_)) {
+        indirect_ = kernels::conv_indirect_select(uk_->mr, device::host_isa_level());
+      }
     }
   }
 
@@ -88,6 +92,8 @@ class ConvKernel final : public Kernel {
     const kernels::ConvScratch s = scratch_of(io.workspace);
     if (dw_) {
       kernels::conv_depthwise(g_, row_, x, packed, bias, y, io.pool, s);
+    } else if (indirect_ != nullptr) {
+      kernels::conv_indirect(g_, *indirect_, x, packed, bias, y, io.pool, s);
     } else {
       kernels::conv_blocked(g_, *uk_, x, packed, bias, y, io.pool, s);
     }
@@ -100,6 +106,7 @@ class ConvKernel final : public Kernel {
   bool dw_ = false;
   kernels::DwRowFn row_ = nullptr;
   const kernels::F32GemmKernel* uk_ = nullptr;
+  const kernels::ConvIndirectKernel* indirect_ = nullptr;
 };
 
 Result<std::unique_ptr<Kernel>> build_conv(BuildContext& ctx) {

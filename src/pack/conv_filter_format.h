@@ -1,0 +1,83 @@
+// Persisted formats of a Conv filter (docs/formats.md, "Conv filters"). A
+// FLOAT filter W [M, C/group, k...] (rank 3 to 5) of a node with `group`:
+//
+// - blocked, `mr` rows (f32_conv_filter_m14 for AVX-512, _m6 for AVX2): per
+//   group, the Mg = M / group output channels in blocks of mr, each block K =
+//   C/group * prod(k) rows of mr values (a[k * mr + i] = W[g * Mg + b * mr + i][k]),
+//   then the last partial block of tail_rows = Mg % mr channels in the same
+//   order; the blocked Conv kernel (kernels/f32_conv) reads it in place.
+// - depthwise (f32_conv_dw_avx512 / _avx2, group == M, C/group == 1, 1-D or
+//   2-D): the taps [M][prod(k)] as the depthwise kernel reads them.
+//
+// Both end with the filter's shape (INT64[rank]) so that the decoder rebuilds W.
+// Packing is deterministic and does not depend on the host.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "device/cpu_features.h"
+#include "onnx_prepack.pb.h"
+#include "onnx_prepack/status.h"
+#include "resolve/resolver.h"
+
+namespace onnx_prepack::pack {
+
+struct ConvFilterFormat {
+  std::string_view name;
+  std::string_view version;
+  std::string_view architecture;
+  device::IsaLevel isa;
+  uint32_t mr;  // rows per block; 0 = depthwise taps
+};
+
+// Best first: blocked AVX-512, blocked AVX2, depthwise AVX-512, depthwise AVX2.
+std::span<const ConvFilterFormat* const> conv_filter_formats();
+const ConvFilterFormat* find_conv_filter_format(std::string_view name);
+
+// A filter to pack: its dims and the node's group.
+struct ConvFilterSource {
+  std::span<const uint8_t> bytes;  // FLOAT, canonical raw content
+  std::vector<int64_t> dims;       // [M, C/group, k...]
+  int64_t group = 1;
+  size_t m() const { return size_t(dims[0]); }
+  size_t k() const;  // C/group * prod(k)
+};
+
+// Checks type, rank, positive dims, group and byte count.
+Result<ConvFilterSource> conv_filter_source(std::span<const uint8_t> bytes, int32_t type,
+                                            std::span<const int64_t> dims, int64_t group);
+
+// Whether a depthwise format applies: group == M, C/group == 1, rank <= 4.
+bool conv_filter_is_depthwise(std::span<const int64_t> dims, int64_t group);
+
+// Formats that can pack this filter (blocked or depthwise by its shape), whose
+// kernel runs natively at `level` (all of them at kAvx512), best first.
+std::vector<const ConvFilterFormat*> conv_filter_formats_for(std::span<const int64_t> dims,
+                                                             int64_t group, device::IsaLevel level);
+// What the runtime packs into on a miss: the format whose rows are `mr` (the
+// host kernel's; 0 = depthwise) native at `level` (else the least demanding
+// one of those rows); nullptr when none fits the filter.
+const ConvFilterFormat* conv_filter_format_for_rows(std::span<const int64_t> dims, int64_t group,
+                                                    size_t mr, device::IsaLevel level);
+
+// Dimension parameters: blocked {groups, full_blocks, k, tail_rows, rank},
+// depthwise {channels, taps, rank}.
+std::vector<uint64_t> conv_filter_dims(const ConvFilterFormat& f, const ConvFilterSource& s);
+uint64_t conv_filter_payload_bytes(const ConvFilterFormat& f, const ConvFilterSource& s);
+onnx::StructTypeProto conv_filter_struct_type(const ConvFilterFormat& f);
+
+// Packs `s` into `out` (exactly conv_filter_payload_bytes, 4-byte aligned).
+Status conv_filter_pack(const ConvFilterFormat& f, const ConvFilterSource& s,
+                        std::span<uint8_t> out);
+
+// The resolver's request list for this filter at `level`, best first; each
+// entry's dims must fit the source and `group`.
+std::vector<resolve::AcceptableFormat> conv_filter_acceptable_formats(std::span<const int64_t> dims,
+                                                                      int64_t group,
+                                                                      device::IsaLevel level);
+
+}  // namespace onnx_prepack::pack

@@ -1,0 +1,202 @@
+// Conv kernels against a direct double-precision convolution, for every
+// microkernel and depthwise row kernel the host runs (and the portable twins);
+// the per-ISA unfold variants write identical bytes.
+#include "kernels/f32_conv/f32_conv.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "device/cpu_features.h"
+#include "kernels/f32_conv/conv_unfold.h"
+
+namespace onnx_prepack::kernels {
+namespace {
+
+struct Scratch {
+  std::vector<std::vector<float>> slots{4};
+  static float* get(void* ctx, size_t worker, size_t floats) {
+    auto* s = static_cast<Scratch*>(ctx);
+    if (s->slots[worker].size() < floats) s->slots[worker].resize(floats);
+    return s->slots[worker].data();
+  }
+};
+
+std::vector<float> random(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+ConvGeometry geom(int64_t n, int64_t c, int64_t m, int64_t group, std::vector<int64_t> in,
+                  std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> d,
+                  std::vector<int64_t> pb, std::vector<int64_t> pe) {
+  ConvGeometry g;
+  g.n = n;
+  g.c = c;
+  g.m = m;
+  g.group = group;
+  const size_t off = 3 - in.size();
+  for (size_t i = 0; i < in.size(); ++i) {
+    g.in[off + i] = in[i];
+    g.kernel[off + i] = k[i];
+    g.stride[off + i] = s[i];
+    g.dilation[off + i] = d[i];
+    g.pad_begin[off + i] = pb[i];
+    g.pad_end[off + i] = pe[i];
+    g.out[off + i] = (in[i] + pb[i] + pe[i] - ((k[i] - 1) * d[i] + 1)) / s[i] + 1;
+  }
+  return g;
+}
+
+std::vector<double> direct(const ConvGeometry& g, const std::vector<float>& x,
+                           const std::vector<float>& w, const std::vector<float>& b) {
+  std::vector<double> y(size_t(g.n * g.m * g.out_pixels()));
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t m = 0; m < g.m; ++m) {
+      const int64_t gi = m / g.mg();
+      for (int64_t od = 0; od < g.out[0]; ++od)
+        for (int64_t oh = 0; oh < g.out[1]; ++oh)
+          for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+            double acc = b[size_t(m)];
+            for (int64_t c = 0; c < g.cg(); ++c)
+              for (int64_t kd = 0; kd < g.kernel[0]; ++kd)
+                for (int64_t kh = 0; kh < g.kernel[1]; ++kh)
+                  for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+                    const int64_t id = od * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
+                    const int64_t ih = oh * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+                    const int64_t iw = ow * g.stride[2] - g.pad_begin[2] + kw * g.dilation[2];
+                    if (id < 0 || id >= g.in[0] || ih < 0 || ih >= g.in[1] || iw < 0 ||
+                        iw >= g.in[2])
+                      continue;
+                    const float xv =
+                        x[size_t(((n * g.c + gi * g.cg() + c) * g.in[0] + id) * g.in[1] * g.in[2] +
+                                 ih * g.in[2] + iw)];
+                    const float wv =
+                        w[size_t(((m * g.cg() + c) * g.kernel[0] + kd) * g.kernel[1] * g.kernel[2] +
+                                 kh * g.kernel[2] + kw)];
+                    acc += double(xv) * wv;
+                  }
+            y[size_t(((n * g.m + m) * g.out[0] + od) * g.out[1] * g.out[2] + oh * g.out[2] + ow)] =
+                acc;
+          }
+    }
+  return y;
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<double>& want,
+                  const char* what) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << what << " at " << i;
+  }
+}
+
+std::vector<ConvGeometry> blocked_cases() {
+  return {
+      geom(1, 3, 16, 1, {20, 23}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}),
+      geom(2, 300, 17, 1, {9, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 0}, {2, 1}),  // K > kc
+      geom(1, 12, 18, 3, {15, 16}, {3, 2}, {1, 2}, {2, 1}, {0, 1}, {1, 0}),
+      geom(1, 20, 30, 1, {17, 19}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}),  // pointwise
+      geom(1, 6, 10, 2, {50}, {5}, {2}, {1}, {2}, {1}),
+      geom(1, 4, 5, 1, {6, 7, 8}, {3, 2, 3}, {1, 2, 1}, {1, 1, 2}, {1, 0, 1}, {1, 1, 0}),
+  };
+}
+
+TEST(F32Conv, BlockedMatchesDirectForEveryKernel) {
+  const device::IsaLevel host = device::host_isa_level();
+  base::ThreadPool pool{2};
+  Scratch s;
+  for (const F32GemmKernel& uk : kF32GemmKernels) {
+    if (uk.isa > host) continue;
+    for (const ConvGeometry& g : blocked_cases()) {
+      const auto x = random(size_t(g.n * g.c * g.in_pixels()), 1);
+      const auto w = random(size_t(g.m * g.k()), 2);
+      const auto b = random(size_t(g.m), 3);
+      std::vector<float> packed(blocked_filter_floats(g));
+      pack_blocked_filter(w.data(), g, uk.mr, packed.data());
+      std::vector<float> y(size_t(g.n * g.m * g.out_pixels()));
+      conv_blocked(g, uk, x.data(), packed.data(), b.data(), y.data(), &pool, {&s, &Scratch::get});
+      expect_close(y, direct(g, x, w, b), uk.name);
+    }
+  }
+}
+
+TEST(F32Conv, IndirectMatchesDirectForEveryKernel) {
+  const device::IsaLevel host = device::host_isa_level();
+  base::ThreadPool pool{2};
+  Scratch s;
+  const std::vector<ConvGeometry> cases = {
+      geom(2, 96, 24, 1, {20, 37}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}),
+      geom(1, 12, 18, 3, {15, 16}, {3, 2}, {2, 1}, {2, 2}, {0, 1}, {1, 0}),
+      geom(1, 7, 5, 1, {9, 40}, {1, 3}, {1, 1}, {1, 1}, {0, 1}, {0, 1}),
+      geom(1, 6, 10, 2, {50}, {5}, {1}, {2}, {2}, {3}),
+      geom(1, 3, 16, 1, {41, 45}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}),
+      geom(1, 5, 7, 1, {13, 29}, {3, 4}, {1, 3}, {1, 2}, {1, 2}, {0, 1}),
+  };
+  for (const ConvIndirectKernel& uk : kConvIndirectKernels) {
+    if (uk.isa > host) continue;
+    for (const ConvGeometry& g : cases) {
+      ASSERT_TRUE(conv_indirect_applies(g));
+      const auto x = random(size_t(g.n * g.c * g.in_pixels()), 1);
+      const auto w = random(size_t(g.m * g.k()), 2);
+      const auto b = random(size_t(g.m), 3);
+      std::vector<float> packed(blocked_filter_floats(g));
+      pack_blocked_filter(w.data(), g, uk.mr, packed.data());
+      std::vector<float> y(size_t(g.n * g.m * g.out_pixels()));
+      conv_indirect(g, uk, x.data(), packed.data(), b.data(), y.data(), &pool, {&s, &Scratch::get});
+      expect_close(y, direct(g, x, w, b), uk.name);
+    }
+  }
+}
+
+TEST(F32Conv, DepthwiseMatchesDirectForEveryRowKernel) {
+  const device::IsaLevel host = device::host_isa_level();
+  Scratch s;
+  std::vector<std::pair<DwRowFn, device::IsaLevel>> rows = {
+      {dw_row_ref, device::IsaLevel::kRef},
+      {dw_row_avx2, device::IsaLevel::kAvx2},
+      {dw_row_avx512, device::IsaLevel::kAvx512}};
+  for (auto [row, level] : rows) {
+    if (level > host) continue;
+    for (const ConvGeometry& g :
+         {geom(2, 16, 16, 16, {23, 41}, {3, 3}, {2, 1}, {1, 1}, {1, 1}, {1, 1}),
+          geom(1, 8, 8, 8, {12, 30}, {5, 5}, {1, 2}, {1, 1}, {2, 2}, {2, 2}),
+          geom(1, 4, 4, 4, {9, 37}, {3, 3}, {1, 3}, {2, 2}, {0, 1}, {2, 0})}) {
+      const auto x = random(size_t(g.n * g.c * g.in_pixels()), 4);
+      const auto w = random(size_t(g.m * g.k()), 5);
+      const auto b = random(size_t(g.m), 6);
+      std::vector<float> y(size_t(g.n * g.m * g.out_pixels()));
+      conv_depthwise(g, row, x.data(), w.data(), b.data(), y.data(), nullptr, {&s, &Scratch::get});
+      expect_close(y, direct(g, x, w, b), "depthwise");
+    }
+  }
+}
+
+TEST(F32Conv, UnfoldVariantsWriteTheSameBytes) {
+  const device::IsaLevel host = device::host_isa_level();
+  for (const ConvGeometry& g : blocked_cases()) {
+    const auto x = random(size_t(g.c * g.in_pixels()), 7);
+    const size_t nr = 32, kc = std::min<size_t>(kKc, size_t(g.k()));
+    std::vector<Segment> segs;
+    const int64_t count = std::min<int64_t>(g.out_pixels(), int64_t(kTilePanels * nr));
+    conv_segments(g, 0, count, nr, segs);
+    std::vector<float> ref(kTilePanels * kKc * nr, 0.0f);
+    conv_unfold_ref(g, x.data(), 0, kc, segs, 0, nr, ref.data());
+    for (auto [fn, level] : {std::pair{&conv_unfold_avx2, device::IsaLevel::kAvx2},
+                             std::pair{&conv_unfold_avx512, device::IsaLevel::kAvx512}}) {
+      if (level > host) continue;
+      std::vector<float> got(ref.size(), 0.0f);
+      fn(g, x.data(), 0, kc, segs, 0, nr, got.data());
+      EXPECT_EQ(0, std::memcmp(got.data(), ref.data(), ref.size() * 4));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace onnx_prepack::kernels

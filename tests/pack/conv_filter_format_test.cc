@@ -1,0 +1,222 @@
+// Conv filter formats: every byte described, golden fingerprints, decoders run
+// in ONNX Runtime, and the blocked bytes are those the Conv kernel reads.
+#include "pack/conv_filter_format.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/f32_conv/f32_conv.h"
+#include "testing/test_models.h"
+#include "types/codec.h"
+#include "types/struct_type.h"
+
+namespace onnx_prepack::pack {
+namespace {
+
+uint64_t fnv1a64(const uint8_t* p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+std::vector<float> floats(size_t n, uint32_t seed) {
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  std::vector<float> out(n);
+  for (float& f : out) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    f = float(uint32_t(x >> 40)) / float(1 << 23) - 1.0f;
+  }
+  return out;
+}
+
+struct Shape {
+  std::vector<int64_t> dims;
+  int64_t group;
+};
+
+// Filters for a format: blocked ones with several groups and tails, depthwise ones.
+std::vector<Shape> shapes_for(const ConvFilterFormat& f) {
+  if (f.mr == 0) return {{{24, 1, 3, 3}, 24}, {{5, 1, 7}, 5}, {{16, 1, 5, 5}, 16}};
+  return {{{37, 5, 3, 3}, 1}, {{24, 4, 3, 2}, 3},   {{5, 3, 1, 1}, 1},
+          {{28, 6, 3}, 2},    {{9, 2, 2, 3, 2}, 1}, {{12, 1, 3, 3}, 3}};
+}
+
+std::vector<uint8_t> pack_of(const ConvFilterFormat& f, const std::vector<float>& w,
+                             const Shape& s) {
+  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(w.data()), w.size() * 4);
+  auto src = conv_filter_source(bytes, onnx::TensorProto::FLOAT, s.dims, s.group);
+  EXPECT_TRUE(src.ok()) << src.status().message();
+  std::vector<uint8_t> out(conv_filter_payload_bytes(f, *src), 0xAB);
+  Status st = conv_filter_pack(f, *src, out);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return out;
+}
+
+size_t count(const Shape& s) {
+  size_t n = 1;
+  for (int64_t d : s.dims) n *= size_t(d);
+  return n;
+}
+
+class ConvFilterFormatTest : public ::testing::TestWithParam<const ConvFilterFormat*> {};
+
+TEST_P(ConvFilterFormatTest, TypeDescribesEveryByte) {
+  const ConvFilterFormat& f = *GetParam();
+  const onnx::StructTypeProto t = conv_filter_struct_type(f);
+  EXPECT_EQ(t.name(), f.name);
+  types::Catalogue none;
+  for (const Shape& s : shapes_for(f)) {
+    const auto w = floats(count(s), 3);
+    std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(w.data()), w.size() * 4);
+    auto src = conv_filter_source(bytes, onnx::TensorProto::FLOAT, s.dims, s.group);
+    ASSERT_TRUE(src.ok());
+    auto bits = types::struct_type_bits(none, t, conv_filter_dims(f, *src));
+    ASSERT_TRUE(bits.ok()) << bits.status().message();
+    EXPECT_EQ(*bits, conv_filter_payload_bytes(f, *src) * 8);
+  }
+}
+
+TEST_P(ConvFilterFormatTest, DecoderSignatureMatchesTheLeaves) {
+  const onnx::StructTypeProto t = conv_filter_struct_type(*GetParam());
+  types::Catalogue none;
+  auto sig = types::leaf_signature(none, t);
+  ASSERT_TRUE(sig.ok()) << sig.status().message();
+  for (const auto& p : types::check_decoder(t.decoder(), *sig, "decoder")) {
+    ADD_FAILURE() << p.path << ": " << p.message;
+  }
+}
+
+// The payload starts with what the kernels read in place: for blocked formats
+// the bytes of the kernels layer's pack_blocked_filter, for depthwise ones the
+// taps in source order.
+TEST_P(ConvFilterFormatTest, PayloadIsTheKernelLayout) {
+  const ConvFilterFormat& f = *GetParam();
+  for (const Shape& s : shapes_for(f)) {
+    const auto w = floats(count(s), 5);
+    const auto packed = pack_of(f, w, s);
+    kernels::ConvGeometry g;
+    g.m = s.dims[0];
+    g.group = s.group;
+    g.c = s.dims[1] * s.group;
+    for (size_t i = 2; i < s.dims.size(); ++i) g.kernel[3 - (s.dims.size() - i)] = s.dims[i];
+    std::vector<float> want(kernels::blocked_filter_floats(g));
+    if (f.mr == 0) {
+      want = w;
+    } else {
+      kernels::pack_blocked_filter(w.data(), g, f.mr, want.data());
+    }
+    ASSERT_GE(packed.size(), want.size() * 4);
+    EXPECT_EQ(0, std::memcmp(packed.data(), want.data(), want.size() * 4));
+  }
+}
+
+// Golden fingerprints (SPEC 6): FNV-1a 64 of packing a fixed 37 x 5 x 3 x 3
+// (blocked, group 1) or 24 x 1 x 3 x 3 (depthwise) filter. A change here
+// changes packed bytes: bump format_version before updating the value.
+TEST_P(ConvFilterFormatTest, GoldenFingerprint) {
+  static const std::map<std::string, uint64_t> kGolden = {
+      {"f32_conv_filter_m14", 0x918c89b7960188beull},
+      {"f32_conv_filter_m6", 0x779ec5a292d2e58eull},
+      {"f32_conv_dw_avx512", 0x1930fe80d8d7424eull},
+      {"f32_conv_dw_avx2", 0x1930fe80d8d7424eull},
+  };
+  const ConvFilterFormat& f = *GetParam();
+  const Shape s = shapes_for(f)[0];
+  const auto packed = pack_of(f, floats(count(s), 42), s);
+  const uint64_t h = fnv1a64(packed.data(), packed.size());
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%016llxull", static_cast<unsigned long long>(h));
+  ASSERT_TRUE(kGolden.count(std::string(f.name))) << f.name;
+  EXPECT_EQ(h, kGolden.at(std::string(f.name))) << "{\"" << f.name << "\", " << hex << "},";
+}
+
+// The decoder, run by ONNX Runtime on the leaves of a real pack, gives the
+// filter back bit for bit.
+TEST_P(ConvFilterFormatTest, DecoderRunsInOnnxRuntime) {
+  const std::string ort_dir =
+      std::string(OP_SOURCE_DIR) + "/tools/peers/node_modules/onnxruntime-node";
+  ASSERT_TRUE(std::filesystem::exists(ort_dir)) << "no " << ort_dir << ": run tools/setup.sh";
+  const ConvFilterFormat& f = *GetParam();
+  testing::TempDir dir;
+  for (const Shape& s : shapes_for(f)) {
+    const auto w = floats(count(s), 9);
+    const auto packed = pack_of(f, w, s);
+    std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(w.data()), w.size() * 4);
+    auto src = conv_filter_source(bytes, onnx::TensorProto::FLOAT, s.dims, s.group);
+    const onnx::StructTypeProto t = conv_filter_struct_type(f);
+    types::Catalogue none;
+    auto leaves = types::read_leaves(none, t, conv_filter_dims(f, *src), packed);
+    ASSERT_TRUE(leaves.ok()) << leaves.status().message();
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(13);
+    auto* g = m.mutable_graph();
+    g->set_name("decode");
+    const onnx::FunctionProto& dec = t.decoder();
+    for (const auto& node : dec.node()) *g->add_node() = node;
+    ASSERT_EQ(leaves->size(), size_t(dec.input_size()));
+    for (size_t i = 0; i < leaves->size(); ++i) {
+      const auto& leaf = (*leaves)[i];
+      auto* init = g->add_initializer();
+      init->set_name(dec.input(int(i)));
+      init->set_data_type(leaf.elem_type);
+      for (uint64_t d : leaf.dims) init->add_dims(int64_t(d));
+      init->set_raw_data(leaf.data.data(), leaf.data.size());
+    }
+    auto* out = g->add_output();
+    out->set_name(dec.output(0));
+    out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    const std::string model_path = dir.file(std::string(f.name) + ".onnx");
+    const std::string out_path = dir.file("out.bin");
+    testing::write_bytes(model_path, m.SerializeAsString());
+    std::string log;
+    ASSERT_EQ(
+        testing::run_command("node " + std::string(OP_SOURCE_DIR) + "/tests/pack/run_decoder.js " +
+                                 ort_dir + " " + model_path + " " + out_path,
+                             &log),
+        0)
+        << log;
+    const std::string got = testing::read_bytes(out_path);
+    ASSERT_EQ(got.size(), w.size() * 4) << log;
+    EXPECT_EQ(0, std::memcmp(got.data(), w.data(), got.size())) << f.name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormats, ConvFilterFormatTest,
+                         ::testing::ValuesIn(conv_filter_formats()),
+                         [](const auto& info) { return std::string(info.param->name); });
+
+TEST(ConvFilterFormats, ChosenByShapeAndHost) {
+  const std::vector<int64_t> dw{32, 1, 3, 3}, blocked{32, 16, 3, 3};
+  EXPECT_EQ(conv_filter_formats_for(dw, 32, device::IsaLevel::kAvx512).front()->mr, 0u);
+  EXPECT_EQ(conv_filter_formats_for(blocked, 1, device::IsaLevel::kAvx512).front()->mr, 14u);
+  EXPECT_EQ(conv_filter_formats_for(blocked, 1, device::IsaLevel::kAvx2).size(), 1u);
+  EXPECT_EQ(conv_filter_formats_for(blocked, 1, device::IsaLevel::kAvx2).front()->mr, 6u);
+  // The runtime's miss format follows the host level (depthwise too).
+  EXPECT_EQ(conv_filter_format_for_rows(dw, 32, 0, device::IsaLevel::kAvx2)->name,
+            "f32_conv_dw_avx2");
+  EXPECT_EQ(conv_filter_format_for_rows(dw, 32, 0, device::IsaLevel::kAvx512)->name,
+            "f32_conv_dw_avx512");
+  EXPECT_EQ(conv_filter_format_for_rows(blocked, 1, 6, device::IsaLevel::kRef)->name,
+            "f32_conv_filter_m6");
+  EXPECT_EQ(conv_filter_format_for_rows(blocked, 1, 0, device::IsaLevel::kAvx512), nullptr);
+  // A [32, 1, 3, 3] filter with group 2 is a blocked grouped filter, not depthwise.
+  EXPECT_NE(conv_filter_formats_for(dw, 2, device::IsaLevel::kAvx512).front()->mr, 0u);
+  std::vector<float> w(10);
+  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(w.data()), 40);
+  EXPECT_FALSE(
+      conv_filter_source(bytes, onnx::TensorProto::FLOAT, std::vector<int64_t>{10, 1, 1}, 3).ok());
+  EXPECT_FALSE(
+      conv_filter_source(bytes, onnx::TensorProto::FLOAT, std::vector<int64_t>{10, 1}, 1).ok());
+}
+
+}  // namespace
+}  // namespace onnx_prepack::pack
