@@ -114,9 +114,9 @@ void Checker::check_lineage(const onnx::CompiledTensorProto& ct, const std::stri
   if (auto known = declared(*type, "lineage_attrs")) {
     for (const auto& [attr, i] : attrs) {
       if (!known->count(attr)) {
-        error(rules::kLineageUnknownKey, at(i),
-              at(i) + ": attribute '" + attr + "' is not one format '" + type->name() +
-                  "' declares");
+        error(
+            rules::kLineageUnknownKey, at(i),
+            at(i) + ": attribute '" + attr + "' is not one format '" + type->name() + "' declares");
       }
     }
   }

@@ -16,6 +16,7 @@
 #include "format/tensor_info.h"
 #include "pack/format_list.h"
 #include "pack/gemm_b_weights.h"
+#include "pack/q_gemm_b.h"
 #include "resolve/resolver.h"
 
 namespace onnx_prepack::cli {
@@ -122,15 +123,30 @@ int cmd_explain(int argc, char** argv) {
   Json jweights = Json::array();
   std::string text;
   char line[512];
+  // GEMM B weights, then MatMulNBits weights (lineage-bound, pack/q_gemm_b.h).
+  struct Weight {
+    std::string name, consumer, layout;
+    resolve::PackRequest req;
+  };
+  std::vector<Weight> items;
   for (const pack::GemmBWeight& w : weights) {
     resolve::PackRequest req;
     req.source_name = w.name;
     req.formats = pack::gemm_b_acceptable_formats(w.layout, w.data_type, level);
+    items.push_back({w.name, w.consumer,
+                     w.layout == kernels::PackSourceLayout::kKN ? "kn" : "nk", std::move(req)});
+  }
+  for (const pack::QGemmBJob& job : pack::q_gemm_b_jobs(model)) {
+    items.push_back({job.source, job.node->name().empty() ? "MatMulNBits" : job.node->name(),
+                     "n_kblocks_blob", pack::q_gemm_b_request(job)});
+  }
+  for (const Weight& w : items) {
+    const resolve::PackRequest& req = w.req;
     resolve::Resolution r = resolver.resolve(req);
     Json jw = Json::object();
     jw["name"] = w.name;
     jw["consumer"] = w.consumer;
-    jw["layout"] = w.layout == kernels::PackSourceLayout::kKN ? "kn" : "nk";
+    jw["layout"] = w.layout;
     jw["decision"] = r.is_hit() ? "hit" : "miss";
     jw["reason"] = r.is_hit() ? Json() : Json(std::string(resolve::miss_reason_id(r.reason)));
     jw["detail"] = r.detail;
@@ -148,7 +164,17 @@ int cmd_explain(int argc, char** argv) {
     }
     jw["acceptable_formats"] = std::move(accept);
     Json cands = Json::array();
-    for (const auto& c : r.candidates) cands.push_back(candidate_json(c));
+    for (const auto& c : r.candidates) {
+      Json jc = candidate_json(c);
+      if (c.entry >= 0) {
+        Json lineage = Json::array();
+        for (auto& i : pack::lineage_summary(model.proto().compiled_tensors(c.entry))) {
+          lineage.push_back(Json(i));
+        }
+        jc["lineage"] = std::move(lineage);
+      }
+      cands.push_back(std::move(jc));
+    }
     jw["candidates"] = std::move(cands);
     jweights.push_back(std::move(jw));
 
@@ -180,6 +206,14 @@ int cmd_explain(int argc, char** argv) {
               ": " + decision_of(c);
       if (!c.chosen && !c.detail.empty() && c.detail != r.detail) text += " (" + c.detail + ")";
       text += "\n";
+      if (c.entry >= 0) {  // SPEC 4.5: the sources and attributes the entry is bound to
+        const auto items = pack::lineage_summary(model.proto().compiled_tensors(c.entry));
+        if (!items.empty()) {
+          std::string l;
+          for (const auto& i : items) l += (l.empty() ? "" : ", ") + i;
+          text += "        lineage: " + l + "\n";
+        }
+      }
     }
   }
   const double seconds =
@@ -203,7 +237,7 @@ int cmd_explain(int argc, char** argv) {
     j["weights"] = std::move(jweights);
     j["ignored_entries"] = std::move(diags);
     Json t = Json::object();
-    t["weights"] = uint64_t(weights.size());
+    t["weights"] = uint64_t(items.size());
     t["hits"] = tot.hits;
     t["misses"] = tot.misses;
     t["bytes_mapped"] = tot.bytes_mapped;
@@ -227,7 +261,7 @@ int cmd_explain(int argc, char** argv) {
     }
     std::printf(
         "totals: %zu weights, %llu hits, %llu misses; mapped %s, hashed %s, to pack %s; %.3f s\n",
-        weights.size(), (unsigned long long)tot.hits, (unsigned long long)tot.misses,
+        items.size(), (unsigned long long)tot.hits, (unsigned long long)tot.misses,
         human_bytes(tot.bytes_mapped).c_str(), human_bytes(tot.bytes_hashed).c_str(),
         human_bytes(tot.bytes_to_pack).c_str(), seconds);
   }

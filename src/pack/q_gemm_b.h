@@ -18,6 +18,7 @@
 #include "onnx_prepack.pb.h"
 #include "onnx_prepack/status.h"
 #include "resolve/lineage.h"
+#include "resolve/resolver.h"
 
 namespace onnx_prepack::pack {
 
@@ -83,5 +84,17 @@ struct QGemmBEntry {
 Result<std::vector<QGemmBEntry>> q_gemm_b_entries(const format::Model& model,
                                                   digest::Algorithm algorithm,
                                                   base::ThreadPool* pool);
+
+}  // namespace onnx_prepack::pack
+
+namespace onnx_prepack::pack {
+
+// The resolver's request for a job's weight (format, dims check, lineage), as
+// the runtime makes it; `explain` uses it.
+resolve::PackRequest q_gemm_b_request(const QGemmBJob& job);
+
+// "role=name (digest 0123abcd...)" and "attr=value" items of an entry's lineage,
+// for diagnostics; empty when it has none.
+std::vector<std::string> lineage_summary(const onnx::CompiledTensorProto& entry);
 
 }  // namespace onnx_prepack::pack
