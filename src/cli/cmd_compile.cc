@@ -309,7 +309,7 @@ int cmd_compile(int argc, char** argv) {
     pending.push_back({nullptr, {}, q.entry.source_name(), q.entry.source_name(), q.payload_bytes,
                        q.pack});
     payload_bytes += q.payload_bytes;
-    hashed.push_back(q.primary_digest);
+    hashed.insert(hashed.end(), q.digests.begin(), q.digests.end());
     compiled.push_back(std::move(q.entry));
     ++entries;
   }

@@ -78,8 +78,10 @@ struct QGemmBEntry {
   onnx::StructTypeProto type;
   std::string architecture;
   uint64_t payload_bytes = 0;
-  std::function<Status(std::span<uint8_t>)> pack;         // valid while the model lives
-  std::pair<std::string, digest::Digest> primary_digest;  // for the memo
+  std::function<Status(std::span<uint8_t>)> pack;  // valid while the model lives
+  // B's digest and every lineage source's, for the memo (SPEC 7.2: verify
+  // policies cover every source).
+  std::vector<std::pair<std::string, digest::Digest>> digests;
 };
 Result<std::vector<QGemmBEntry>> q_gemm_b_entries(const format::Model& model,
                                                   digest::Algorithm algorithm,

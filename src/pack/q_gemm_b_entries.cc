@@ -33,7 +33,19 @@ Result<std::vector<QGemmBEntry>> q_gemm_b_entries(const format::Model& model,
     e.architecture = std::string(job.format->architecture);
     e.payload_bytes = q_gemm_b_payload_bytes(job.shape);
     e.pack = [&model, job](std::span<uint8_t> dst) { return q_gemm_b_pack_job(model, job, dst); };
-    e.primary_digest = {job.source, dg.digest};
+    e.digests.emplace_back(job.source, dg.digest);
+    std::map<std::string, std::string> names;  // lineage.<role> -> initializer
+    for (const auto& [k, v] : props) names[k] = v;
+    for (const auto& [k, v] : props) {
+      const std::string suffix = ".digest";
+      if (k.size() <= suffix.size() || k.compare(k.size() - suffix.size(), suffix.size(), suffix))
+        continue;
+      digest::Digest d{};
+      for (size_t i = 0; i < d.size() && 2 * i + 1 < v.size(); ++i) {
+        d[i] = uint8_t(std::stoul(v.substr(2 * i, 2), nullptr, 16));
+      }
+      e.digests.emplace_back(names[k.substr(0, k.size() - suffix.size())], d);
+    }
     out.push_back(std::move(e));
   }
   return out;
