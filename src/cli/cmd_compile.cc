@@ -306,8 +306,8 @@ int cmd_compile(int argc, char** argv) {
     }
     q.entry.set_device(device_index[q.architecture]);
     q.entry.mutable_value()->set_type(type_index[q.type.name()]);
-    pending.push_back({nullptr, {}, q.entry.source_name(), q.entry.source_name(), q.payload_bytes,
-                       q.pack});
+    pending.push_back(
+        {nullptr, {}, q.entry.source_name(), q.entry.source_name(), q.payload_bytes, q.pack});
     payload_bytes += q.payload_bytes;
     hashed.insert(hashed.end(), q.digests.begin(), q.digests.end());
     compiled.push_back(std::move(q.entry));

@@ -133,8 +133,8 @@ int cmd_explain(int argc, char** argv) {
     resolve::PackRequest req;
     req.source_name = w.name;
     req.formats = pack::gemm_b_acceptable_formats(w.layout, w.data_type, level);
-    items.push_back({w.name, w.consumer,
-                     w.layout == kernels::PackSourceLayout::kKN ? "kn" : "nk", std::move(req)});
+    items.push_back({w.name, w.consumer, w.layout == kernels::PackSourceLayout::kKN ? "kn" : "nk",
+                     std::move(req)});
   }
   for (const pack::QGemmBJob& job : pack::q_gemm_b_jobs(model)) {
     items.push_back({job.source, job.node->name().empty() ? "MatMulNBits" : job.node->name(),

@@ -382,10 +382,9 @@ Resolution Resolver::resolve_rules(const PackRequest& request) {
       }
     }
     if (request.lineage) {  // SPEC 4.5: every other source and attribute
-      auto bad = check_lineage(*request.lineage, ct, model_, options_.verify != VerifyPolicy::kOff,
-                               [&](const onnx::TensorProto& t, int i) {
-                                 return source_digest(t, i, s.algorithm, out);
-                               });
+      auto bad = check_lineage(
+          *request.lineage, ct, model_, options_.verify != VerifyPolicy::kOff,
+          [&](const onnx::TensorProto& t, int i) { return source_digest(t, i, s.algorithm, out); });
       if (bad) {
         c.usable = false;
         c.reason = bad->reason;

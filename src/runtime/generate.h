@@ -1,5 +1,6 @@
 // Deterministic synthetic models for tests and benchmarks: MLPs,
-// transformer encoders and MatMulNBits stacks (opset 17, IR 8, so onnx 1.12's checker accepts them).
+// transformer encoders and MatMulNBits stacks (opset 17, IR 8, so onnx 1.12's checker accepts
+// them).
 #pragma once
 
 #include <cstdint>
