@@ -267,6 +267,7 @@ void check_devices_and_compiled(Checker& c, const format::Model& model, const Ch
       bad = true;
     }
     c.check_metadata(ct.metadata_props(), pc + ".metadata_props");
+    c.check_lineage(ct, pc + ".metadata_props");
     if (dev_ok && ct.has_value()) {
       const auto& v = ct.value();
       std::string type_key;

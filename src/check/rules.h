@@ -69,6 +69,11 @@ inline constexpr std::string_view kDigestEmpty = "compiled.digest_empty";
 inline constexpr std::string_view kAlgorithmEmpty = "compiled.algorithm_empty";
 inline constexpr std::string_view kDigestLength = "compiled.digest_length";
 inline constexpr std::string_view kMetadataDuplicateKey = "metadata.duplicate_key";
+// Lineage of packs derived from several initializers (SPEC 4.5).
+inline constexpr std::string_view kLineageDigestMissing = "lineage.digest_missing";
+inline constexpr std::string_view kLineageDigestFormat = "lineage.digest_format";
+inline constexpr std::string_view kLineageSourceMissing = "lineage.source_missing";
+inline constexpr std::string_view kLineageUnknownKey = "lineage.unknown_key";
 // Warnings: load-time matters, never errors.
 inline constexpr std::string_view kUnknownAlgorithm = "compiled.unknown_algorithm";
 inline constexpr std::string_view kSourceAmbiguous = "compiled.source_ambiguous";
@@ -77,7 +82,7 @@ inline constexpr std::string_view kUnknownArchitecture = "device.unknown_archite
 }  // namespace rules
 
 // The catalogue, in documentation order.
-inline constexpr std::array<Rule, 52> kRules = {{
+inline constexpr std::array<Rule, 56> kRules = {{
     {rules::kUnconstrained, Severity::kError,
      "a struct type with kind unset where an exact type is needed"},
     {rules::kNotConcrete, Severity::kError,
@@ -145,6 +150,15 @@ inline constexpr std::array<Rule, 52> kRules = {{
     {rules::kAlgorithmEmpty, Severity::kError, "an empty digest_algorithm"},
     {rules::kDigestLength, Severity::kError, "a digest of the wrong length for a known algorithm"},
     {rules::kMetadataDuplicateKey, Severity::kError, "a key repeated in one metadata_props list"},
+    {rules::kLineageDigestMissing, Severity::kError,
+     "a lineage.<role> naming an initializer without lineage.<role>.digest, or a digest key "
+     "without its lineage.<role>"},
+    {rules::kLineageDigestFormat, Severity::kError,
+     "a lineage digest that is not 64 lower-case hex digits"},
+    {rules::kLineageSourceMissing, Severity::kError,
+     "a lineage.<role> naming no top-level initializer"},
+    {rules::kLineageUnknownKey, Severity::kError,
+     "a lineage./attr. key outside the roles and attributes its format declares"},
     {rules::kUnknownAlgorithm, Severity::kWarning, "a digest_algorithm this build does not know"},
     {rules::kSourceAmbiguous, Severity::kWarning, "a source_name naming several initializers"},
     {rules::kUnknownDeviceType, Severity::kWarning, "a device type this build does not know"},

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/text.h"
 #include "engine/explain.h"
+#include "pack/q_gemm_b.h"
 
 namespace onnx_prepack::cli {
 namespace {
@@ -20,7 +21,8 @@ std::string decision_of(const resolve::CandidateDecision& c) {
 }
 
 // The text report of one weight: its decision, then one line per candidate.
-std::string weight_text(const engine::ExplainedWeight& e, device::IsaLevel level) {
+std::string weight_text(const engine::ExplainedWeight& e, device::IsaLevel level,
+                        const format::Model& model) {
   const engine::ExplainedWeight& w = e;
   const resolve::Resolution& r = e.resolution;
   std::string text;
@@ -53,6 +55,12 @@ std::string weight_text(const engine::ExplainedWeight& e, device::IsaLevel level
             ": " + decision_of(c);
     if (!c.chosen && !c.detail.empty() && c.detail != r.detail) text += " (" + c.detail + ")";
     text += "\n";
+    if (c.entry >= 0) {  // SPEC 4.5: the sources and attributes the entry is bound to
+      std::string l;
+      for (const auto& i : pack::lineage_summary(model.proto().compiled_tensors(c.entry)))
+        l += (l.empty() ? "" : ", ") + i;
+      if (!l.empty()) text += "        lineage: " + l + "\n";
+    }
   }
   return text;
 }
@@ -66,7 +74,7 @@ void print_text(const engine::ExplainReport& r) {
                   : "",
               r.runtime_name.c_str(), r.runtime_version.c_str(),
               std::string(resolve::verify_policy_name(r.verify)).c_str());
-  for (const auto& e : r.weights) std::fputs(weight_text(e, r.level).c_str(), stdout);
+  for (const auto& e : r.weights) std::fputs(weight_text(e, r.level, *r.model).c_str(), stdout);
   for (const check::Diagnostic& d : r.diagnostics) {
     std::printf("ignored: %s: %s [%s]\n", d.path.c_str(), d.message.c_str(), d.rule.c_str());
   }

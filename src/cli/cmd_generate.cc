@@ -1,5 +1,6 @@
-// onnx-prepack generate mlp|transformer -o OUT.onnx [--layers N] [--width N]
+// onnx-prepack generate mlp|transformer|llm -o OUT.onnx [--layers N] [--width N]
 //   [--heads N] [--seq N] [--vocab N] [--external] [--seed N] [--json]
+//   llm: [--bits 4|8] [--block-size N] [--accuracy-level 0|4] [--no-zero-points]
 // Deterministic synthetic models (docs/cli.md, "generate").
 #include <chrono>
 #include <cstdio>
@@ -14,8 +15,10 @@ namespace onnx_prepack::cli {
 
 namespace {
 constexpr const char* kUsage =
-    "usage: onnx-prepack generate mlp|transformer -o OUT.onnx [--layers N] [--width N]\n"
-    "         [--heads N] [--seq N] [--vocab N] [--external] [--seed N] [--json]\n";
+    "usage: onnx-prepack generate mlp|transformer|llm -o OUT.onnx [--layers N] [--width N]\n"
+    "         [--heads N] [--seq N] [--vocab N] [--external] [--seed N] [--json]\n"
+    "         llm (MatMulNBits stack): [--bits 4|8] [--block-size N] [--accuracy-level 0|4]\n"
+    "         [--no-zero-points]\n";
 }
 
 int cmd_generate(int argc, char** argv) {
@@ -26,8 +29,9 @@ int cmd_generate(int argc, char** argv) {
     if (a == "-o") a = "--output";
     av.push_back(a.data());
   }
-  auto args = Args::parse(argc, av.data(), {"external", "json", "help"},
-                          {"output", "layers", "width", "heads", "seq", "vocab", "seed"});
+  auto args = Args::parse(argc, av.data(), {"external", "json", "help", "no-zero-points"},
+                          {"output", "layers", "width", "heads", "seq", "vocab", "seed", "bits",
+                           "block-size", "accuracy-level"});
   if (!args.ok()) return report_error("generate", args.status());
   if (args->has("help")) {
     std::fputs(kUsage, stdout);
@@ -35,7 +39,7 @@ int cmd_generate(int argc, char** argv) {
   }
   const std::vector<std::string>& pos = args->positionals();
   std::optional<std::string> out = args->get("output");
-  if (pos.size() != 1 || !out || (pos[0] != "mlp" && pos[0] != "transformer")) {
+  if (pos.size() != 1 || !out || (pos[0] != "mlp" && pos[0] != "transformer" && pos[0] != "llm")) {
     std::fputs(kUsage, stderr);
     return kExitUsage;
   }
@@ -57,6 +61,20 @@ int cmd_generate(int argc, char** argv) {
   o.seq = int(*seq);
   o.vocab = int(*vocab);
   o.seed = uint64_t(*seed);
+  auto bits = args->get_int("bits", 4, 4, 8);
+  auto block = args->get_int("block-size", 32, 16, 256);
+  auto level = args->get_int("accuracy-level", 0, 0, 4);
+  for (const auto* r : {&bits, &block, &level}) {
+    if (!r->ok()) return report_error("generate", r->status());
+  }
+  o.bits = int(*bits);
+  o.block_size = int(*block);
+  o.accuracy_level = int(*level);
+  o.zero_points = !args->has("no-zero-points");
+  if ((o.bits != 4 && o.bits != 8) || (o.block_size & (o.block_size - 1)) != 0) {
+    return report_error("generate", invalid_argument("llm: --bits must be 4 or 8 and "
+                                                     "--block-size a power of 2 in [16, 256]"));
+  }
   if (tf && o.width % o.heads != 0) {
     return report_error(
         "generate", invalid_argument("--width " + std::to_string(o.width) +

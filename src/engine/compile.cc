@@ -389,7 +389,7 @@ Result<CompileSummary> compile_model(const std::string& src, const std::string& 
   OP_ASSIGN_OR_RETURN(std::vector<pack::QGemmBEntry> qentries,
                       pack::q_gemm_b_entries(*model, *algorithm, pool));
   for (pack::QGemmBEntry& q : qentries) {
-    compiler.hashed.push_back(q.primary_digest);
+    compiler.hashed.insert(compiler.hashed.end(), q.digests.begin(), q.digests.end());
     compiler.add_entry(std::move(q.entry), q.type, q.architecture, q.payload_bytes,
                        std::move(q.pack));
   }

@@ -7,6 +7,7 @@
 #include "pack/conv_filter_format.h"
 #include "pack/conv_filter_weights.h"
 #include "pack/format_list.h"
+#include "pack/q_gemm_b.h"
 
 namespace onnx_prepack::engine {
 namespace {
@@ -41,7 +42,7 @@ Json host_json(const ExplainReport& r) {
   return j;
 }
 
-Json weight_json(const ExplainedWeight& e) {
+Json weight_json(const ExplainedWeight& e, const format::Model& model) {
   const resolve::Resolution& r = e.resolution;
   Json jw = Json::object();
   jw["name"] = e.name;
@@ -64,7 +65,16 @@ Json weight_json(const ExplainedWeight& e) {
   }
   jw["acceptable_formats"] = std::move(accept);
   Json cands = Json::array();
-  for (const auto& c : r.candidates) cands.push_back(candidate_json(c));
+  for (const auto& c : r.candidates) {
+    Json jc = candidate_json(c);
+    if (c.entry >= 0) {
+      Json lineage = Json::array();
+      for (auto& i : pack::lineage_summary(model.proto().compiled_tensors(c.entry)))
+        lineage.push_back(Json(i));
+      jc["lineage"] = std::move(lineage);
+    }
+    cands.push_back(std::move(jc));
+  }
   jw["candidates"] = std::move(cands);
   return jw;
 }
@@ -126,6 +136,11 @@ Result<ExplainReport> explain_model(const std::string& path, const ExplainOption
     req.formats = pack::conv_filter_acceptable_formats(w.dims, w.group, report.level);
     explain(w.name, w.consumer, "conv group " + std::to_string(w.group), std::move(req));
   }
+  // MatMulNBits weights, lineage-bound (SPEC 4.5, pack/q_gemm_b.h).
+  for (const pack::QGemmBJob& job : pack::q_gemm_b_jobs(*report.model)) {
+    explain(job.source, job.node->name().empty() ? "MatMulNBits" : job.node->name(),
+            "n_kblocks_blob", pack::q_gemm_b_request(job));
+  }
   report.diagnostics = resolver.diagnostics();
   report.totals = resolver.totals();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -134,7 +149,7 @@ Result<ExplainReport> explain_model(const std::string& path, const ExplainOption
 
 Json explain_json(const ExplainReport& report) {
   Json jweights = Json::array();
-  for (const ExplainedWeight& e : report.weights) jweights.push_back(weight_json(e));
+  for (const ExplainedWeight& e : report.weights) jweights.push_back(weight_json(e, *report.model));
   Json diags = Json::array();
   for (const check::Diagnostic& d : report.diagnostics) {
     Json o = Json::object();

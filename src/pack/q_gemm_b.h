@@ -18,6 +18,7 @@
 #include "onnx_prepack.pb.h"
 #include "onnx_prepack/status.h"
 #include "resolve/lineage.h"
+#include "resolve/resolver.h"
 
 namespace onnx_prepack::pack {
 
@@ -77,11 +78,25 @@ struct QGemmBEntry {
   onnx::StructTypeProto type;
   std::string architecture;
   uint64_t payload_bytes = 0;
-  std::function<Status(std::span<uint8_t>)> pack;         // valid while the model lives
-  std::pair<std::string, digest::Digest> primary_digest;  // for the memo
+  std::function<Status(std::span<uint8_t>)> pack;  // valid while the model lives
+  // B's digest and every lineage source's, for the memo (SPEC 7.2: verify
+  // policies cover every source).
+  std::vector<std::pair<std::string, digest::Digest>> digests;
 };
 Result<std::vector<QGemmBEntry>> q_gemm_b_entries(const format::Model& model,
                                                   digest::Algorithm algorithm,
                                                   base::ThreadPool* pool);
+
+}  // namespace onnx_prepack::pack
+
+namespace onnx_prepack::pack {
+
+// The resolver's request for a job's weight (format, dims check, lineage), as
+// the runtime makes it; `explain` uses it.
+resolve::PackRequest q_gemm_b_request(const QGemmBJob& job);
+
+// "role=name (digest 0123abcd...)" and "attr=value" items of an entry's lineage,
+// for diagnostics; empty when it has none.
+std::vector<std::string> lineage_summary(const onnx::CompiledTensorProto& entry);
 
 }  // namespace onnx_prepack::pack

@@ -29,8 +29,9 @@ enum class MissReason {
   kUnknownAlgorithm,    // "unknown_algorithm": digest_algorithm we do not implement (2)
   kSourceUnreadable,    // "source_unreadable": the source initializer has no digest (bad data)
   kStaleDigest,         // "stale_digest": source content changed since the entry was written (2)
-  kLineageMismatch,     // "lineage_mismatch": a lineage name, role or attribute differs from the node (4.5)
-  kNotPreferred,        // "not_preferred": usable, but another entry won (SPEC 6 preference)
+  kLineageMismatch,  // "lineage_mismatch": a lineage name, role or attribute differs from the node
+                     // (4.5)
+  kNotPreferred,     // "not_preferred": usable, but another entry won (SPEC 6 preference)
 };
 
 std::string_view miss_reason_id(MissReason r);

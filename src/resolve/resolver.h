@@ -55,7 +55,7 @@ struct PackRequest {
   std::string source_name;
   std::vector<AcceptableFormat> formats;
   // Set for packs that read other initializers too (SPEC 4.5; lineage.h).
-  std::optional<LineageRequest> lineage;
+  std::optional<LineageRequest> lineage = std::nullopt;
 };
 
 struct ResolverOptions {

@@ -260,14 +260,84 @@ onnx::ModelProto transformer(const GenerateOptions& o) {
   return std::move(b.model());
 }
 
+onnx::ModelProto llm(const GenerateOptions& o) {
+  Builder b(o.seed);
+  b.graph()->set_name("llm");
+  auto* ms = b.model().add_opset_import();
+  ms->set_domain("com.microsoft");
+  ms->set_version(1);
+  const int64_t w = o.width, kb = (w + o.block_size - 1) / o.block_size;
+  const int64_t blob = int64_t(o.block_size) * o.bits / 8;
+  b.io(true, "x", onnx::TensorProto::FLOAT, {{0, "batch"}, {w, ""}});
+  std::string x = "x";
+  // Codes uniform over [0, 2^bits), zero points near the middle: (q - z) has
+  // variance ~ 4^bits / 12; the scale keeps the activations at unit variance.
+  const double levels = double(1 << o.bits);
+  const float scale = float(1.0 / std::sqrt(levels * levels / 12.0 * double(w)));
+  uint64_t r = o.seed * 0x9e3779b97f4a7c15ull + 1;
+  auto next = [&r] {
+    r ^= r << 13;
+    r ^= r >> 7;
+    r ^= r << 17;
+    return r;
+  };
+  auto bytes_init = [&](const std::string& name, std::vector<int64_t> dims, int64_t n, auto fill) {
+    auto* t = b.graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::UINT8);
+    for (auto d : dims) t->add_dims(d);
+    std::string* raw = t->mutable_raw_data();
+    raw->resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) (*raw)[size_t(i)] = char(fill(i));
+    return name;
+  };
+  for (int i = 0; i < o.layers; ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".proj";
+    std::vector<std::string> in = {x};
+    in.push_back(bytes_init(p + ".qweight", {w, kb, blob}, w * kb * blob,
+                            [&](int64_t) { return uint8_t(next() >> 24); }));
+    int64_t n = 0;
+    float* sc = b.add_float(p + ".scales", {w * kb}, &n);
+    for (int64_t j = 0; j < n; ++j) sc[j] = scale * (0.75f + float(next() % 1024) / 2048.0f);
+    in.push_back(p + ".scales");
+    if (o.zero_points) {
+      const int64_t row = (kb * o.bits + 7) / 8;
+      const int mid = 1 << (o.bits - 1);
+      in.push_back(bytes_init(p + ".qzeros", {w * row}, w * row, [&](int64_t) {
+        if (o.bits == 8) return uint8_t(mid - 2 + int(next() % 5));
+        return uint8_t((mid - 1 + int(next() % 3)) | ((mid - 1 + int(next() % 3)) << 4));
+      }));
+    }
+    const bool last = i + 1 == o.layers;
+    auto* nd = b.node("MatMulNBits", in, {last ? std::string("y") : p + ".out"});
+    nd->set_domain("com.microsoft");
+    Builder::attr_int(nd, "K", w);
+    Builder::attr_int(nd, "N", w);
+    Builder::attr_int(nd, "bits", o.bits);
+    Builder::attr_int(nd, "block_size", o.block_size);
+    Builder::attr_int(nd, "accuracy_level", o.accuracy_level);
+    x = nd->output(0);
+  }
+  if (o.layers == 0) b.op("Identity", {x}, "y");
+  b.io(false, "y", onnx::TensorProto::FLOAT, {{0, "batch"}, {w, ""}});
+  return std::move(b.model());
+}
+
 }  // namespace
 
 onnx::ModelProto generate_model(const GenerateOptions& o) {
+  if (o.kind == "llm") return llm(o);
   return o.kind == "transformer" ? transformer(o) : mlp(o);
 }
 
 uint64_t generated_weight_bytes(const GenerateOptions& o) {
   uint64_t d = uint64_t(o.width);
+  if (o.kind == "llm") {
+    const uint64_t kb = (d + uint64_t(o.block_size) - 1) / uint64_t(o.block_size);
+    return uint64_t(o.layers) *
+           (d * kb * uint64_t(o.block_size) * uint64_t(o.bits) / 8 + 4 * d * kb +
+            (o.zero_points ? d * ((kb * uint64_t(o.bits) + 7) / 8) : 0));
+  }
   if (o.kind == "transformer") {
     return 4 * (uint64_t(o.vocab) * d + uint64_t(o.seq) * d +
                 uint64_t(o.layers) * (12 * d * d + 13 * d) + 2 * d);

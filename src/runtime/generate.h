@@ -1,5 +1,6 @@
-// Deterministic synthetic models for tests and benchmarks: MLPs and
-// transformer encoders (opset 17, IR 8, so onnx 1.12's checker accepts them).
+// Deterministic synthetic models for tests and benchmarks: MLPs,
+// transformer encoders and MatMulNBits stacks (opset 17, IR 8, so onnx 1.12's checker accepts
+// them).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,11 @@ struct GenerateOptions {
   int seq = 16;      // transformer: sequence length (input [batch, seq])
   int vocab = 1000;  // transformer only
   uint64_t seed = 1;
+  // llm only: com.microsoft::MatMulNBits weights.
+  int bits = 4;
+  int block_size = 32;
+  int accuracy_level = 0;
+  bool zero_points = true;
 };
 
 // mlp: x[batch, width] -> layers x (MatMul W[width, width] + bias, Relu between) -> y.
@@ -25,6 +31,9 @@ struct GenerateOptions {
 //   a padding mask from Equal/Where, output projection, residual; LayerNorm written
 //   out with ReduceMean/Sub/Pow/Sqrt/Div, FFN 4x width with Gelu as its Erf form,
 //   residual) -> final LayerNormalization -> last_hidden_state[batch, seq, width].
+// llm: x[batch, width] -> layers x MatMulNBits (width x width, random codes, packed
+//   uint8 zero points unless !zero_points, scales keeping unit variance) -> y:
+//   the decoder's weight stack as ONNX Runtime's quantizer writes it.
 onnx::ModelProto generate_model(const GenerateOptions& options);
 
 // Weight bytes the options produce (for sizing).

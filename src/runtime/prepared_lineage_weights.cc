@@ -24,7 +24,11 @@ Result<std::pair<uint8_t*, std::shared_ptr<void>>> aligned_buffer(uint64_t size,
 }  // namespace
 
 Result<LineagePack> ResolvedWeights::prepare_lineage(const LineagePackRequest& r) {
-  if (auto it = lineage_cache_.find(r.source); it != lineage_cache_.end()) return it->second;
+  // Nodes sharing B with other scales or attributes get packs of their own.
+  std::string key = r.source + '\n' + r.format;
+  for (const auto& [k, v] : r.roles) key += '\n' + k + '=' + v;
+  for (const auto& [k, v] : r.attrs) key += '\n' + k + '=' + v;
+  if (auto it = lineage_cache_.find(key); it != lineage_cache_.end()) return it->second;
   resolve::PackRequest request;
   request.source_name = r.source;
   resolve::AcceptableFormat af;
@@ -84,7 +88,7 @@ Result<LineagePack> ResolvedWeights::prepare_lineage(const LineagePackRequest& r
     out.keep_alive = buf.second;
   }
   decisions_.push_back(std::move(d));
-  lineage_cache_[r.source] = out;
+  lineage_cache_[key] = out;
   return out;
 }
 

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 
 #include "device/cpu_features.h"
 #include "format/model_writer.h"
+#include "runtime/generate.h"
 #include "runtime/npy.h"
 #include "runtime/session.h"
 #include "testing/test_models.h"
@@ -92,6 +94,57 @@ TEST(MatMulNBits, AgreesWithOrt) {
       {"--K 200 --N 40 --M 18 --level 4 --bits 8 --zp none", 1e-4},
   };
   for (const Case& c : cases) check(c);
+}
+
+// `generate llm` models run in ONNX Runtime and agree with ours (levels 0 and 4,
+// 4 and 8 bits, with and without zero points).
+TEST(MatMulNBits, GeneratedLlmAgreesWithOrt) {
+  if (!tools_available()) GTEST_SKIP() << "node, onnxruntime-node or python3-onnx missing";
+  struct Variant {
+    int bits, block, level;
+    bool zp;
+  };
+  for (const Variant v : {Variant{4, 32, 0, true}, Variant{4, 64, 4, false},
+                          Variant{8, 32, 4, true}, Variant{8, 128, 0, false}}) {
+    testing::TempDir dir;
+    GenerateOptions o;
+    o.kind = "llm";
+    o.layers = 3;
+    o.width = 200;
+    o.bits = v.bits;
+    o.block_size = v.block;
+    o.accuracy_level = v.level;
+    o.zero_points = v.zp;
+    ASSERT_TRUE(format::write_model_inline(generate_model(o), dir.file("model.onnx")).ok());
+    HostTensor in = HostTensor::allocate(kFloat, {3, 200});
+    auto v_in = testing::pseudo_random_floats(600, 5);
+    std::memcpy(in.mutable_data(), v_in.data(), 600 * 4);
+    ASSERT_TRUE(write_npy(dir.file("x.npy"), in.view()).ok());
+    std::string log;
+    ASSERT_EQ(testing::run_command("node " + std::string(OP_SOURCE_DIR) +
+                                       "/tests/runtime/ort_run.js " + dir.file("model.onnx") + " " +
+                                       dir.file("ort") + " x=" + dir.file("x.npy"),
+                                   &log),
+              0)
+        << log;
+    auto want = read_npy(dir.file("ort/y.npy"));
+    ASSERT_TRUE(want.ok());
+    auto loaded = format::Model::load(dir.file("model.onnx"));
+    ASSERT_TRUE(loaded.ok());
+    std::shared_ptr<const format::Model> model(std::move(*loaded));
+    auto s = Session::create(model, SessionOptions{});
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    ASSERT_TRUE((*s)->plan({{"x", {kFloat, {3, 200}}}}).ok());
+    auto got = (*s)->run({{"x", in.view()}});
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    double mx = 0, worst = 0;
+    for (int64_t i = 0; i < want->numel(); ++i) {
+      mx = std::max(mx, double(std::fabs(want->as<float>()[i])));
+      worst = std::max(worst, std::fabs(double((*got)[0].as<float>()[i]) - want->as<float>()[i]));
+    }
+    ASSERT_GT(mx, 0.1);
+    EXPECT_LE(worst, 1e-4 * mx) << "bits " << v.bits << " level " << v.level;
+  }
 }
 
 }  // namespace

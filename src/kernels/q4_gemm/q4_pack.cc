@@ -7,14 +7,6 @@
 namespace onnx_prepack::kernels {
 namespace {
 
-// Code of column n at index i of block kb, straight from MatMulNBits' B.
-uint8_t source_code(const QGemmShape& s, const uint8_t* b, int64_t n, int64_t kb, int64_t i) {
-  const size_t blob = size_t(s.block) * size_t(s.bits) / 8;
-  const uint8_t* p = b + (size_t(n) * size_t(s.k_blocks()) + size_t(kb)) * blob;
-  if (s.bits == 8) return p[i];
-  return uint8_t((p[i / 2] >> ((i & 1) * 4)) & 0x0F);
-}
-
 float zero_point(const QGemmShape& s, const QWeightSource& src, int64_t n, int64_t kb) {
   if (src.zp_float) return src.zp_float[n * s.k_blocks() + kb];
   if (src.zp_packed == nullptr) return float(1 << (s.bits - 1));
@@ -28,6 +20,7 @@ float zero_point(const QGemmShape& s, const QWeightSource& src, int64_t n, int64
 void q_pack_weights(const QGemmShape& s, const QWeightSource& src, uint8_t* out) {
   std::memset(out, 0, s.packed_bytes());
   const int64_t kblocks = s.k_blocks();
+  const size_t blob = size_t(s.block) * size_t(s.bits) / 8;
   const int64_t per_group = s.bits == 4 ? 8 : 4;  // k's per 64-byte group
   const int64_t groups = s.block / per_group;
   for (int64_t p = 0; p < s.panels(); ++p) {
@@ -41,16 +34,19 @@ void q_pack_weights(const QGemmShape& s, const QWeightSource& src, uint8_t* out)
         const float sc = src.scales[n * kblocks + kb];
         scales[j] = sc;
         corr[j] = sc * zero_point(s, src, n, kb);
-        for (int64_t g = 0; g < groups; ++g) {
-          uint8_t* lane = rec + size_t(g) * 64 + size_t(j) * 4;
-          for (int64_t r = 0; r < 4; ++r) {
-            if (s.bits == 8) {
-              lane[r] = source_code(s, src.b, n, kb, g * 4 + r);
-            } else {
-              lane[r] = uint8_t(source_code(s, src.b, n, kb, g * 8 + r) |
-                                (source_code(s, src.b, n, kb, g * 8 + 4 + r) << 4));
-            }
+        const uint8_t* q = src.b + (size_t(n) * size_t(kblocks) + size_t(kb)) * blob;
+        uint8_t* lane = rec + size_t(j) * 4;
+        for (int64_t g = 0; g < groups; ++g, lane += 64) {
+          if (s.bits == 8) {
+            std::memcpy(lane, q + g * 4, 4);
+            continue;
           }
+          // Source bytes 4g..4g+3 hold k = 8g..8g+7 (even k low nibble).
+          const uint8_t* b = q + g * 4;
+          const uint8_t c[8] = {uint8_t(b[0] & 15), uint8_t(b[0] >> 4), uint8_t(b[1] & 15),
+                                uint8_t(b[1] >> 4), uint8_t(b[2] & 15), uint8_t(b[2] >> 4),
+                                uint8_t(b[3] & 15), uint8_t(b[3] >> 4)};
+          for (int r = 0; r < 4; ++r) lane[r] = uint8_t(c[r] | (c[4 + r] << 4));
         }
       }
     }

@@ -1,0 +1,130 @@
+// Block-quantized GEMM kernels against a float64 reference of the same
+// formulas (q4_gemm.h): every ISA variant the host runs, 4 and 8 bits, blocks
+// 16..256, K not a multiple of the block, N not a multiple of 16, M from 1 to
+// 9, with and without a thread pool. Level 4 is compared against the reference
+// computed on the same int8 A, so both levels must agree to float rounding.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "device/cpu_features.h"
+#include "kernels/q4_gemm/q4_gemm.h"
+
+namespace onnx_prepack::kernels {
+namespace {
+
+struct Operands {
+  std::vector<uint8_t> b, zp;
+  std::vector<float> scales, a, bias;
+};
+
+Operands make(const QGemmShape& s, int64_t M, uint32_t seed) {
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  auto next = [&] {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return uint32_t(x >> 32);
+  };
+  Operands o;
+  o.b.resize(size_t(s.N * s.k_blocks() * s.block * s.bits / 8));
+  for (auto& v : o.b) v = uint8_t(next());
+  o.scales.resize(size_t(s.N * s.k_blocks()));
+  for (auto& v : o.scales) v = float(next() >> 8) / float(1 << 24) * 0.1f + 0.001f;
+  o.zp.resize(size_t(s.N * ((s.k_blocks() * s.bits + 7) / 8)));
+  for (auto& v : o.zp) v = uint8_t(next());
+  o.a.resize(size_t(M * s.K));
+  for (auto& v : o.a) v = float(next() >> 8) / float(1 << 23) - 1.0f;
+  o.bias.resize(size_t(s.N));
+  for (auto& v : o.bias) v = float(next() >> 8) / float(1 << 23) - 1.0f;
+  return o;
+}
+
+// W[n][k] dequantized in double.
+double weight(const QGemmShape& s, const Operands& o, int64_t n, int64_t k) {
+  const int64_t kb = k / s.block, i = k % s.block;
+  const size_t bit = (size_t(n * s.k_blocks() + kb) * size_t(s.block) + size_t(i)) * size_t(s.bits);
+  const int q = s.bits == 8 ? o.b[bit / 8] : (o.b[bit / 8] >> (bit % 8)) & 15;
+  const size_t zbit =
+      (size_t(n) * size_t((s.k_blocks() * s.bits + 7) / 8) * 8) + size_t(kb) * size_t(s.bits);
+  const int z = s.bits == 8 ? o.zp[zbit / 8] : (o.zp[zbit / 8] >> (zbit % 8)) & 15;
+  return double(q - z) * double(o.scales[size_t(n * s.k_blocks() + kb)]);
+}
+
+// A row as level 4 sees it: per block int8 codes times sa.
+std::vector<double> level4_row(const QGemmShape& s, const float* a) {
+  std::vector<double> out(size_t(s.K));
+  for (int64_t b = 0; b < s.k_blocks(); ++b) {
+    const int64_t k0 = b * s.block, k1 = std::min<int64_t>(k0 + s.block, s.K);
+    float amax = 0;
+    for (int64_t k = k0; k < k1; ++k) amax = std::max(amax, std::fabs(a[k]));
+    const float inv = amax > 0 ? 127.0f / amax : 0.0f;
+    for (int64_t k = k0; k < k1; ++k) {
+      out[size_t(k)] = double(std::nearbyint(a[k] * inv)) * double(amax / 127.0f);
+    }
+  }
+  return out;
+}
+
+void check(const QGemmKernels& fns, const QGemmShape& s, int64_t M, int level,
+           base::ThreadPool* pool) {
+  const Operands o = make(s, M, uint32_t(s.K * 31 + s.N * 7 + s.bits + M));
+  std::vector<uint8_t> packed_storage(s.packed_bytes() + 64);
+  uint8_t* packed = reinterpret_cast<uint8_t*>(
+      (reinterpret_cast<uintptr_t>(packed_storage.data()) + 63) / 64 * 64);
+  QWeightSource src{o.b.data(), o.scales.data(), o.zp.data(), nullptr};
+  q_pack_weights(s, src, packed);
+  std::vector<float> c(size_t(M * s.N), -1.0f);
+  q_gemm(fns, s, level, packed, M, o.a.data(), size_t(s.K), c.data(), size_t(s.N), o.bias.data(),
+         pool);
+  for (int64_t m = 0; m < M; ++m) {
+    const float* a = o.a.data() + m * s.K;
+    std::vector<double> arow(a, a + s.K);
+    if (level == 4) arow = level4_row(s, a);
+    for (int64_t n = 0; n < s.N; ++n) {
+      double want = o.bias[size_t(n)], mag = std::fabs(want);
+      for (int64_t k = 0; k < s.K; ++k) {
+        want += arow[size_t(k)] * weight(s, o, n, k);
+        mag += std::fabs(arow[size_t(k)] * weight(s, o, n, k));
+      }
+      ASSERT_NEAR(c[size_t(m * s.N + n)], want, 1e-5 * mag + 1e-6)
+          << fns.name << " level " << level << " bits " << s.bits << " block " << s.block << " K "
+          << s.K << " N " << s.N << " m " << m << " n " << n;
+    }
+  }
+}
+
+TEST(QGemm, EveryKernelMatchesTheReferenceFormulas) {
+  const device::CpuFeatures host = device::detect_cpu_features();
+  std::vector<QGemmKernels> kernels = {q_gemm_ref_kernels()};
+  for (auto level : {device::IsaLevel::kAvx2, device::IsaLevel::kAvx512}) {
+    if (level > device::isa_level_of(host)) continue;
+    kernels.push_back(q_gemm_select(device::cap_cpu_features(host, level)));
+  }
+  if (host.avx512vnni) {
+    device::CpuFeatures no_vnni = host;
+    no_vnni.avx512vnni = false;
+    kernels.push_back(q_gemm_select(no_vnni));
+  }
+  base::ThreadPool pool(3);
+  for (const QGemmKernels& fns : kernels) {
+    for (int bits : {4, 8}) {
+      for (int block : {16, 32, 256}) {
+        for (auto [K, N] : std::vector<std::pair<int64_t, int64_t>>{{70, 20}, {300, 33}}) {
+          QGemmShape s;
+          s.K = K;
+          s.N = N;
+          s.bits = bits;
+          s.block = block;
+          for (int64_t M : {1, 2, 5, 9}) {
+            for (int level : {0, 4}) check(fns, s, M, level, M == 5 ? &pool : nullptr);
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace onnx_prepack::kernels

@@ -1,0 +1,158 @@
+// MatMulNBits weight formats: the struct type describes every byte, golden
+// fingerprints, the packed records hold the codes where q4_gemm.h says, and
+// lineage requests of a node (roles and attributes in the format's order).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "pack/q_gemm_b.h"
+#include "types/struct_type.h"
+
+namespace onnx_prepack::pack {
+namespace {
+
+uint64_t fnv1a64(const uint8_t* p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+struct Source {
+  std::vector<uint8_t> b, zp;
+  std::vector<float> scales;
+};
+
+// Deterministic MatMulNBits operands for `s` with packed uint8 zero points.
+Source source_of(const kernels::QGemmShape& s, uint32_t seed) {
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  auto next = [&] {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return uint32_t(x >> 32);
+  };
+  Source src;
+  src.b.resize(size_t(s.N * s.k_blocks() * s.block * s.bits / 8));
+  for (auto& v : src.b) v = uint8_t(next());
+  src.scales.resize(size_t(s.N * s.k_blocks()));
+  for (auto& v : src.scales) v = float(next() >> 8) / float(1 << 24) + 0.01f;
+  src.zp.resize(size_t(s.N * ((s.k_blocks() * s.bits + 7) / 8)));
+  for (auto& v : src.zp) v = uint8_t(next());
+  return src;
+}
+
+std::vector<uint8_t> pack_of(const kernels::QGemmShape& s, const Source& src) {
+  std::vector<uint8_t> out(q_gemm_b_payload_bytes(s), 0xAB);
+  kernels::QWeightSource w;
+  w.b = src.b.data();
+  w.scales = src.scales.data();
+  w.zp_packed = src.zp.data();
+  kernels::q_pack_weights(s, w, out.data());
+  return out;
+}
+
+kernels::QGemmShape shape(int64_t K, int64_t N, int bits, int block) {
+  kernels::QGemmShape s;
+  s.K = K;
+  s.N = N;
+  s.bits = bits;
+  s.block = block;
+  return s;
+}
+
+TEST(QGemmBFormat, TypeDescribesEveryByte) {
+  types::Catalogue none;
+  for (const QGemmBFormat* f : {&kQ4GemmBPanel16, &kQ8GemmBPanel16}) {
+    const onnx::StructTypeProto t = q_gemm_b_struct_type(*f);
+    EXPECT_EQ(t.name(), f->name);
+    for (int block : {16, 32, 256}) {
+      for (int64_t n : {1, 16, 17, 40}) {
+        const auto s = shape(100, n, f->bits, block);
+        const auto dims = q_gemm_b_dims(s);
+        auto bits = types::struct_type_bits(none, t, dims);
+        ASSERT_TRUE(bits.ok()) << bits.status().message();
+        EXPECT_EQ(*bits, q_gemm_b_payload_bytes(s) * 8) << f->name << " block " << block;
+      }
+    }
+  }
+}
+
+// A change here changes packed bytes: bump format_version before updating.
+TEST(QGemmBFormat, GoldenFingerprint) {
+  const std::map<std::string, uint64_t> kGolden = {
+      {"q4_gemm_b_panel16", 0xe4c4939f399a154eull},
+      {"q8_gemm_b_panel16", 0xf1fe1688257fc8c4ull},
+  };
+  for (const QGemmBFormat* f : {&kQ4GemmBPanel16, &kQ8GemmBPanel16}) {
+    const auto s = shape(75, 37, f->bits, 32);
+    const auto packed = pack_of(s, source_of(s, 7));
+    EXPECT_EQ(fnv1a64(packed.data(), packed.size()), kGolden.at(std::string(f->name)))
+        << f->name << std::hex << " 0x" << fnv1a64(packed.data(), packed.size());
+  }
+}
+
+// Every code lands where the layout says: int32 lane j of group g of the
+// record of (panel, block); 4-bit: byte r low nibble k = 8g + r, high 8g + 4 + r.
+TEST(QGemmBFormat, CodesScalesAndZeroPointsWhereTheLayoutSays) {
+  for (int bits : {4, 8}) {
+    const auto s = shape(70, 20, bits, 32);
+    const Source src = source_of(s, 3);
+    const auto packed = pack_of(s, src);
+    const int64_t kb = s.k_blocks();
+    for (int64_t n = 0; n < s.N; ++n) {
+      for (int64_t b = 0; b < kb; ++b) {
+        const uint8_t* rec =
+            packed.data() + size_t(n / 16) * s.panel_bytes() + size_t(b) * s.record_bytes();
+        const int64_t j = n % 16;
+        for (int64_t i = 0; i < s.block; ++i) {
+          const size_t src_i = (size_t(n * kb + b) * size_t(s.block) + size_t(i)) * size_t(bits);
+          const int want = bits == 8 ? src.b[src_i / 8] : (src.b[src_i / 8] >> (src_i % 8)) & 15;
+          int got;
+          if (bits == 8) {
+            got = rec[(i / 4) * 64 + j * 4 + i % 4];
+          } else {
+            const uint8_t byte = rec[(i / 8) * 64 + j * 4 + i % 4];
+            got = (i % 8) < 4 ? (byte & 15) : (byte >> 4);
+          }
+          ASSERT_EQ(got, want) << "bits " << bits << " n " << n << " block " << b << " i " << i;
+        }
+        const float* meta = reinterpret_cast<const float*>(rec + s.code_bytes());
+        const int zp = bits == 8
+                           ? src.zp[size_t(n * kb + b)]
+                           : (src.zp[size_t(n * ((kb + 1) / 2) + b / 2)] >> (4 * (b & 1))) & 15;
+        EXPECT_EQ(meta[j], src.scales[size_t(n * kb + b)]);
+        EXPECT_EQ(meta[16 + j], src.scales[size_t(n * kb + b)] * float(zp));
+      }
+    }
+    // Columns past N: zero codes, scales and corrections.
+    const uint8_t* last = packed.data() + size_t(s.panels() - 1) * s.panel_bytes();
+    EXPECT_EQ(last[4 * 4 + 0], 0);  // lane 4 = column 20, past N
+  }
+}
+
+TEST(QGemmBFormat, NodeLineageListsRolesAndAttributes) {
+  onnx::NodeProto n;
+  n.set_op_type("MatMulNBits");
+  n.set_domain("com.microsoft");
+  for (const char* i : {"a", "B", "S", "", "", "bias"}) n.add_input(i);
+  for (auto [name, v] : std::vector<std::pair<const char*, int64_t>>{
+           {"K", 64}, {"N", 32}, {"bits", 4}, {"block_size", 32}, {"accuracy_level", 4}}) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+  const auto r = matmul_nbits_lineage(n);
+  using P = std::pair<std::string, std::string>;
+  EXPECT_EQ(r.roles, (std::vector<P>{{"scales", "S"}, {"zero_points", ""}, {"bias", "bias"}}));
+  EXPECT_EQ(
+      r.attrs,
+      (std::vector<P>{
+          {"bits", "4"}, {"block_size", "32"}, {"K", "64"}, {"N", "32"}, {"accuracy_level", "4"}}));
+}
+
+}  // namespace
+}  // namespace onnx_prepack::pack
