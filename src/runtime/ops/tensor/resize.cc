@@ -38,6 +38,7 @@ struct ResizeOptions {
   double cubic_a = -0.75;
   bool exclude_outside = false;
   bool antialias = false;
+  bool legacy = false;  // Upsample and Resize-10: asymmetric; nearest floors, ceils when shrinking
 };
 
 // Taps of one axis: `taps` (index, weight) pairs per output coordinate;
@@ -49,31 +50,36 @@ struct AxisTaps {
   std::vector<uint8_t> outside;
 };
 
-double original_coordinate(const ResizeOptions& o, double x, int64_t in, int64_t out, double scale,
-                           double roi_start, double roi_end) {
-  double out_width = scale * double(in);  // as onnx's reference: scale times input length
+// In float, as ONNX Runtime computes it (ties of nearest rounding and the
+// tf_crop_and_resize bounds depend on it). align_corners and tf_crop_and_resize
+// divide by (scale * in - 1) as onnx's reference does; ONNX Runtime uses the
+// integer output length, which differs only when scale * in is not an integer.
+float original_coordinate(const ResizeOptions& o, int64_t x_int, int64_t in, int64_t out,
+                          double scale_d, double roi_start_d, double roi_end_d) {
+  float x = float(x_int), scale = float(scale_d);
+  float roi_start = float(roi_start_d), roi_end = float(roi_end_d);
+  float out_width = scale * float(in);
+  float last = float(in - 1);
   switch (o.transform) {
     case Transform::kHalfPixel:
-      return (x + 0.5) / scale - 0.5;
+      return (x + 0.5f) / scale - 0.5f;
     case Transform::kHalfPixelSymmetric: {
-      double adjustment = double(out) / out_width;
-      double center = double(in) / 2;
-      double offset = center * (1 - adjustment);
-      return offset + (x + 0.5) / scale - 0.5;
+      float adjustment = float(out) / (scale * float(in));
+      float center = float(in) / 2;
+      float offset = center * (1 - adjustment);
+      return offset + (x + 0.5f) / scale - 0.5f;
     }
     case Transform::kPytorchHalfPixel:
-      return out > 1 ? (x + 0.5) / scale - 0.5 : -0.5;
+      return out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
     case Transform::kAlignCorners:
-      return out_width == 1 ? 0.0 : x * double(in - 1) / (out_width - 1);
+      return out_width == 1 ? 0.0f : x * last / (out_width - 1);
     case Transform::kAsymmetric:
       return x / scale;
     case Transform::kTfHalfPixelForNn:
-      return (x + 0.5) / scale;
+      return (x + 0.5f) / scale;
     case Transform::kTfCropAndResize:
-      if (out_width == 1)
-        return (roi_end - roi_start) * double(in - 1) / 2 + roi_start * double(in - 1);
-      return x * (roi_end - roi_start) * double(in - 1) / (out_width - 1) +
-             roi_start * double(in - 1);
+      if (out_width == 1) return 0.5f * (roi_start + roi_end) * last;
+      return roi_start * last + (x * (roi_end - roi_start) * last) / (out_width - 1);
   }
   return 0;
 }
@@ -93,7 +99,7 @@ AxisTaps axis_taps(const ResizeOptions& o, int64_t in, int64_t out, double scale
   std::vector<std::vector<std::pair<int64_t, double>>> all(static_cast<size_t>(out));
   t.outside.assign(size_t(out), 0);
   for (int64_t x = 0; x < out; ++x) {
-    double xo = original_coordinate(o, double(x), in, out, scale, roi_start, roi_end);
+    double xo = original_coordinate(o, x, in, out, scale, roi_start, roi_end);
     auto& taps = all[size_t(x)];
     if (o.transform == Transform::kTfCropAndResize && (xo < 0 || xo > double(in - 1))) {
       t.outside[size_t(x)] = 1;
@@ -321,6 +327,7 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
   if (legacy) {
     o.transform = Transform::kAsymmetric;
     o.nearest = NearestMode::kFloor;
+    o.legacy = true;
     if (upsample && opset < 9) {
       auto a = ctx.attr("scales");
       if (a == nullptr) return ctx.error("scales are required");
@@ -394,7 +401,8 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
       for (size_t i = 0; i < axes.size(); ++i) {
         int64_t in_d = x->shape[size_t(axes[i])];
         out[size_t(axes[i])] = sizes[i];
-        scale[size_t(axes[i])] = in_d ? double(sizes[i]) / double(in_d) : 1.0;
+        // In float, as ONNX Runtime computes it (nearest ties depend on it).
+        scale[size_t(axes[i])] = in_d ? double(float(sizes[i]) / float(in_d)) : 1.0;
       }
     } else if (policy == "not_larger" || policy == "not_smaller") {
       double s = policy == "not_larger" ? INFINITY : 0;
@@ -441,7 +449,10 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
       plan->axes.push_back(AxisTaps{1, {}, {}, {}});
       continue;
     }
-    plan->axes.push_back(axis_taps(o, x->shape[i], out[i], scale[i], roi_start[i], roi_end[i]));
+    ResizeOptions axis_options = o;
+    if (o.legacy && scale[i] < 1) axis_options.nearest = NearestMode::kCeil;  // as ONNX Runtime
+    plan->axes.push_back(
+        axis_taps(axis_options, x->shape[i], out[i], scale[i], roi_start[i], roi_end[i]));
   }
   ctx.set_output(0, x->dtype, out);
   float extrapolation = ctx.attr_float("extrapolation_value", 0.0f);
