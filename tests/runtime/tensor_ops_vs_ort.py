@@ -172,6 +172,10 @@ def pad_cases():
                            [("pads", np.array([2, 1, 1, 2], np.int64)),
                             ("axes", np.array([-1, 1], np.int64))])
             n = helper.make_node("Pad", ["X", "pads"], ["Y"], mode=mode)
+            if mode == "constant":
+                yield Case(f"pad{opset}_{mode}_empty", opset, [n],
+                           {"X": np.zeros((2, 0, 3), np.float32)},
+                           [("pads", np.array([0, 1, 1, 1, 2, 0], np.int64))])
             yield Case(f"pad{opset}_{mode}_int32", opset, [n], {"X": xi},
                        [("pads", np.array([1, 0, 2, 0, 3, 1], np.int64))], TensorProto.INT32)
 
@@ -201,10 +205,49 @@ def einsum_cases():
         feeds = {f"x{i}": RNG.standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)}
         n = helper.make_node("Einsum", list(feeds), ["Y"], equation=eq)
         yield Case(f"einsum12_{k}", 12, [n], feeds)
+    # Empty operands: an empty output, and a sum over an empty subscript (zeros).
+    for k, (eq, shapes) in enumerate([("ij,jk->ik", [(0, 4), (4, 5)]),
+                                      ("ij,jk->ik", [(3, 0), (0, 5)])]):
+        feeds = {f"x{i}": np.zeros(s, np.float32) for i, s in enumerate(shapes)}
+        n = helper.make_node("Einsum", list(feeds), ["Y"], equation=eq)
+        yield Case(f"einsum12_empty{k}", 12, [n], feeds)
     feeds = {"x0": RNG.integers(-5, 5, (3, 4)).astype(np.int64),
              "x1": RNG.integers(-5, 5, (4, 2)).astype(np.int64)}
     n = helper.make_node("Einsum", ["x0", "x1"], ["Y"], equation="ij,jk->ik")
     yield Case("einsum12_int64", 12, [n], feeds, out_type=TensorProto.INT64)
+
+
+def empty_cases():
+    """Other tensor operators on empty tensors (a dim of 0 in an input or the output)."""
+    f32 = lambda *shape: RNG.standard_normal(shape).astype(np.float32)  # noqa: E731
+    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+    specs = [
+        ("tile", "Tile", {"X": f32(2, 3)}, [("r", i64(0, 2))], {}),
+        ("topk_k0", "TopK", {"X": f32(3, 4)}, [("k", i64(0))], {}),
+        ("gather_elements", "GatherElements", {"X": f32(2, 3)},
+         [("i", np.zeros((2, 0), np.int64))], {"axis": 1}),
+        ("flatten", "Flatten", {"X": f32(0, 3, 4)}, [], {"axis": 2}),
+        ("concat", "Concat", {"X": f32(2, 0)}, [("c", f32(2, 3))], {"axis": 1}),
+        ("slice", "Slice", {"X": f32(3, 4)}, [("b", i64(2)), ("e", i64(1)), ("a", i64(1))], {}),
+        ("depth_to_space", "DepthToSpace", {"X": f32(0, 8, 2, 3)}, [], {"blocksize": 2}),
+        ("resize", "Resize", {"X": f32(0, 2, 3, 3)},
+         [("roi", np.zeros(0, np.float32)), ("s", np.array([1, 1, 2, 2], np.float32))],
+         {"mode": "linear"}),
+        ("trilu", "Trilu", {"X": f32(0, 3)}, [], {}),
+        ("expand", "Expand", {"X": f32(1, 3)}, [("s", i64(0, 3))], {}),
+        ("gather_nd", "GatherND", {"X": f32(2, 3)}, [("i", np.zeros((0, 1), np.int64))], {}),
+        ("scatter_nd", "ScatterND", {"X": f32(2, 3)},
+         [("i", np.zeros((0, 1), np.int64)), ("u", f32(0, 3))], {}),
+        ("one_hot", "OneHot", {"X": np.zeros((0, 2), np.int64)},
+         [("d", i64(4)), ("v", np.array([0, 1], np.float32))], {}),
+        ("compress", "Compress", {"X": f32(3, 2)}, [("c", np.zeros(3, bool))], {"axis": 0}),
+        ("transpose", "Transpose", {"X": f32(2, 0, 3)}, [], {"perm": [2, 0, 1]}),
+        ("split", "Split", {"X": f32(4, 0)}, [], {"axis": 0}),
+    ]
+    for name, op, feeds, consts, attrs in specs:
+        outs = ["Y", "indices"] if op == "TopK" else ["Y"]
+        n = helper.make_node(op, list(feeds) + [c[0] for c in consts], outs, **attrs)
+        yield Case(f"empty14_{name}", 14, [n], feeds, consts)
 
 
 def compare(ours, ort):
@@ -230,7 +273,8 @@ def main():
     ap.add_argument("--keep", default="")
     a = ap.parse_args()
     work = a.keep or tempfile.mkdtemp(prefix="tensor_vs_ort.")
-    cases = [c for c in list(resize_cases()) + list(pad_cases()) + list(einsum_cases())
+    cases = [c for c in list(resize_cases()) + list(pad_cases()) + list(einsum_cases()) +
+             list(empty_cases())
              if a.filter in c.name]
     manifest = []
     for c in cases:
@@ -283,7 +327,8 @@ def main():
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
     print(f"tensor_ops_vs_ort: {len(cases) - len(failures) - len(both_refuse)} of {len(cases)} "
-          f"cases agree with ONNX Runtime ({len(both_refuse)} refused by both)")
+          f"cases agree with ONNX Runtime ({len(both_refuse)} refused by both: "
+          f"{', '.join(both_refuse)})")
     for f in failures:
         print("  " + f)
     for f in known:

@@ -48,6 +48,7 @@ struct AxisTaps {
   std::vector<int64_t> index;  // out * taps, element offsets along the axis
   std::vector<float> weight;   // out * taps
   std::vector<uint8_t> outside;
+  bool any_outside = false;
 };
 
 // In float, as ONNX Runtime computes it (ties of nearest rounding and the
@@ -159,6 +160,7 @@ AxisTaps axis_taps(const ResizeOptions& o, int64_t in, int64_t out, double scale
     if (taps.empty()) taps.push_back({clamp(base + 1), 0.0});
   }
   for (const auto& v : all) t.taps = std::max<int64_t>(t.taps, int64_t(v.size()));
+  for (uint8_t f : t.outside) t.any_outside = t.any_outside || f;
   t.index.assign(size_t(out * t.taps), 0);
   t.weight.assign(size_t(out * t.taps), 0.0f);
   for (int64_t x = 0; x < out; ++x) {
@@ -215,6 +217,9 @@ void run_rows(const ResizePlan& p, const T* in, T* out, T extrapolation, bool in
   std::vector<int64_t> offs, offs_next;
   std::vector<float> ws, ws_next;
   std::vector<int64_t> coord(rank, 0);
+  using Acc = typename Io<T>::Acc;
+  std::vector<Acc> acc;
+  int64_t prev_off = -1;  // nearest: source offset of the previous row, -1 when none
   for (int64_t r = r0; r < r1; ++r) {
     T* dst = out + r * width;
     int64_t rem = r;
@@ -256,31 +261,47 @@ void run_rows(const ResizePlan& p, const T* in, T* out, T extrapolation, bool in
     }
     if (outside) {
       std::fill(dst, dst + width, extrapolation);
+      prev_off = -1;
       continue;
     }
     const int64_t* li = last.index.data();
     const float* lw = last.weight.data();
-    if (!interpolate) {  // nearest: one tap per axis, weight 1
+    if (!interpolate) {                     // nearest: one tap per axis, weight 1
+      if (r > r0 && offs[0] == prev_off) {  // same source row as the row above (upsampling)
+        std::memcpy(dst, dst - width, size_t(width) * sizeof(T));
+        continue;
+      }
+      prev_off = offs[0];
       const T* src = in + offs[0];
-      for (int64_t x = 0; x < width; ++x)
-        dst[x] = last.outside[size_t(x)] ? extrapolation : src[li[x]];
+      if (last.any_outside) {
+        for (int64_t x = 0; x < width; ++x)
+          dst[x] = last.outside[size_t(x)] ? extrapolation : src[li[x]];
+      } else {
+        for (int64_t x = 0; x < width; ++x) dst[x] = src[li[x]];
+      }
       continue;
     }
     int64_t lt = last.taps;
-    for (int64_t x = 0; x < width; ++x) {
-      if (last.outside[size_t(x)]) {
-        dst[x] = extrapolation;
-        continue;
+    acc.assign(size_t(width), Acc(0));
+    for (size_t k = 0; k < offs.size(); ++k) {
+      const T* src = in + offs[k];
+      Acc wk = ws[k];
+      if (lt == 2) {
+        for (int64_t x = 0; x < width; ++x) {
+          acc[size_t(x)] += wk * (Acc(lw[2 * x]) * Io<T>::load(src[li[2 * x]]) +
+                                  Acc(lw[2 * x + 1]) * Io<T>::load(src[li[2 * x + 1]]));
+        }
+      } else {
+        for (int64_t x = 0; x < width; ++x) {
+          Acc row = 0;
+          for (int64_t t = 0; t < lt; ++t)
+            row += Acc(lw[x * lt + t]) * Io<T>::load(src[li[x * lt + t]]);
+          acc[size_t(x)] += wk * row;
+        }
       }
-      typename Io<T>::Acc acc = 0;
-      for (size_t k = 0; k < offs.size(); ++k) {
-        const T* src = in + offs[k];
-        typename Io<T>::Acc row = 0;
-        for (int64_t t = 0; t < lt; ++t) row += lw[x * lt + t] * Io<T>::load(src[li[x * lt + t]]);
-        acc += ws[k] * row;
-      }
-      dst[x] = Io<T>::store(acc);
     }
+    for (int64_t x = 0; x < width; ++x)
+      dst[x] = last.outside[size_t(x)] ? extrapolation : Io<T>::store(acc[size_t(x)]);
   }
 }
 
@@ -446,7 +467,7 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
     if (x->shape[i] == 0 && out[i] > 0)
       return ctx.error("cannot resize the empty dimension " + std::to_string(d));
     if (total_in == 0 || out[i] == 0) {
-      plan->axes.push_back(AxisTaps{1, {}, {}, {}});
+      plan->axes.push_back(AxisTaps());
       continue;
     }
     ResizeOptions axis_options = o;
