@@ -219,6 +219,12 @@ void run_rows(const ResizePlan& p, const T* in, T* out, T extrapolation, bool in
   std::vector<int64_t> coord(rank, 0);
   using Acc = typename Io<T>::Acc;
   std::vector<Acc> acc;
+  struct RowCache {
+    int64_t off = -1;
+    std::vector<Acc> row;
+  };
+  std::vector<RowCache> cache;
+  size_t next_slot = 0;
   int64_t prev_off = -1;  // nearest: source offset of the previous row, -1 when none
   for (int64_t r = r0; r < r1; ++r) {
     T* dst = out + r * width;
@@ -282,23 +288,38 @@ void run_rows(const ResizePlan& p, const T* in, T* out, T extrapolation, bool in
       continue;
     }
     int64_t lt = last.taps;
-    acc.assign(size_t(width), Acc(0));
-    for (size_t k = 0; k < offs.size(); ++k) {
-      const T* src = in + offs[k];
-      Acc wk = ws[k];
+    // A source row interpolated along the innermost axis is kept: the next
+    // output rows mostly blend the same source rows.
+    auto interpolated = [&](int64_t off) -> const Acc* {
+      for (const RowCache& c : cache) {
+        if (c.off == off) return c.row.data();
+      }
+      if (cache.size() < std::max<size_t>(8, offs.size())) cache.emplace_back();
+      RowCache& c = cache[next_slot++ % cache.size()];
+      c.off = off;
+      c.row.resize(size_t(width));
+      const T* src = in + off;
       if (lt == 2) {
         for (int64_t x = 0; x < width; ++x) {
-          acc[size_t(x)] += wk * (Acc(lw[2 * x]) * Io<T>::load(src[li[2 * x]]) +
-                                  Acc(lw[2 * x + 1]) * Io<T>::load(src[li[2 * x + 1]]));
+          c.row[size_t(x)] = Acc(lw[2 * x]) * Io<T>::load(src[li[2 * x]]) +
+                             Acc(lw[2 * x + 1]) * Io<T>::load(src[li[2 * x + 1]]);
         }
       } else {
         for (int64_t x = 0; x < width; ++x) {
-          Acc row = 0;
+          Acc v = 0;
           for (int64_t t = 0; t < lt; ++t)
-            row += Acc(lw[x * lt + t]) * Io<T>::load(src[li[x * lt + t]]);
-          acc[size_t(x)] += wk * row;
+            v += Acc(lw[x * lt + t]) * Io<T>::load(src[li[x * lt + t]]);
+          c.row[size_t(x)] = v;
         }
       }
+      return c.row.data();
+    };
+    acc.assign(size_t(width), Acc(0));
+    for (size_t k = 0; k < offs.size(); ++k) {
+      const Acc* h = interpolated(offs[k]);
+      Acc wk = ws[k];
+      Acc* a = acc.data();
+      for (int64_t x = 0; x < width; ++x) a[x] += wk * h[x];
     }
     for (int64_t x = 0; x < width; ++x)
       dst[x] = last.outside[size_t(x)] ? extrapolation : Io<T>::store(acc[size_t(x)]);
