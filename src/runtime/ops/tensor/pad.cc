@@ -91,7 +91,7 @@ BuildResult build_pad(BuildContext& ctx) {
     pads = *p;
     OP_ASSIGN_OR_RETURN(fill, fill_from_float(ctx, x->dtype, ctx.attr_float("value", 0.0f)));
   } else {
-    OP_ASSIGN_OR_RETURN(pads, ctx.const_ints(1, "pads"));
+    OP_ASSIGN_OR_RETURN(pads, ints_for_shape(ctx, 1, "pads"));
     if (ctx.has_input(2)) {
       const ValueDesc& v = ctx.input(2);
       if (v.dtype != x->dtype) return ctx.error("constant_value must have the data's type");
@@ -99,7 +99,7 @@ BuildResult build_pad(BuildContext& ctx) {
       if (v.value) std::memcpy(fill.data(), v.value->data, w);
     }
     if (ctx.has_input(3)) {
-      OP_ASSIGN_OR_RETURN(axes, ctx.const_ints(3, "axes"));
+      OP_ASSIGN_OR_RETURN(axes, ints_for_shape(ctx, 3, "axes"));
     }
   }
   // Full-rank begin/end pads.

@@ -400,7 +400,7 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
     }
     OP_ASSIGN_OR_RETURN(scales, optional_floats(ctx, 2, "scales"));
     if (ctx.has_input(3) && shape_numel(ctx.input(3).shape) > 0) {
-      OP_ASSIGN_OR_RETURN(sizes, ctx.const_ints(3, "sizes"));
+      OP_ASSIGN_OR_RETURN(sizes, ints_for_shape(ctx, 3, "sizes"));
     }
     if (opset >= 18) {
       if (auto a = ctx.attr_ints("axes")) axes = *a;

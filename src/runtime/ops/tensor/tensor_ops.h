@@ -42,9 +42,10 @@ BuildResult build_det(BuildContext& ctx);
 // replans). The one place that produces that error for this family.
 Result<const Tensor*> value_for_shape(const BuildContext& ctx, int input, std::string_view what);
 
-// value_for_shape for integer inputs (k, depth, ...), as int64 values.
+// value_for_shape for integer inputs, as int64 values: int32/int64 only
+// (pads, sizes, repeats, k), or any numeric type truncated (OneHot's depth).
 Result<std::vector<int64_t>> ints_for_shape(const BuildContext& ctx, int input,
-                                            std::string_view what);
+                                            std::string_view what, bool any_numeric = false);
 // Fails unless the type has a fixed element width the kernels can move.
 Status require_fixed_width(const BuildContext& ctx, int32_t dtype);
 // Fails unless the type is int32 or int64 (indices).
