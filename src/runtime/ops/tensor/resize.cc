@@ -155,7 +155,13 @@ AxisTaps axis_taps(const ResizeOptions& o, int64_t in, int64_t out, double scale
     bool normalize = o.antialias || o.exclude_outside;
     for (auto& [p, w] : raw) {
       double wn = normalize && sum != 0 ? w / sum : w;
-      if (wn != 0) taps.push_back({clamp(p), wn});
+      if (wn == 0) continue;
+      // Points past an edge read the edge: one tap (a wide antialias kernel
+      // would otherwise repeat it thousands of times).
+      if (!taps.empty() && taps.back().first == clamp(p))
+        taps.back().second += wn;
+      else
+        taps.push_back({clamp(p), wn});
     }
     if (taps.empty()) taps.push_back({clamp(base + 1), 0.0});
   }
@@ -464,7 +470,9 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
       return ctx.error("keep_aspect_ratio_policy '" + policy + "' is not supported");
     }
   }
-  if (checked_numel(out) < 0) return ctx.error("output " + shape_string(out) + " overflows");
+  if (checked_numel(out) < 0 ||
+      uint64_t(checked_numel(out)) * dtype_size(x->dtype) > (uint64_t(64) << 30))
+    return ctx.error("output " + shape_string(out) + " is larger than 64 GiB");
   // roi: [starts..., ends...] over the given axes (opset 18) or all axes.
   std::vector<double> roi_start(size_t(rank), 0.0), roi_end(size_t(rank), 1.0);
   if (!roi.empty()) {
