@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Resize/Upsample, Pad and Einsum: `onnx-prepack run` agrees with ONNX Runtime.
+"""Resize/Upsample, Pad, Einsum, GridSample and the tensor operators on empty
+tensors: `onnx-prepack run` agrees with ONNX Runtime.
 
 Builds one small model per case with python3-onnx (every Resize mode,
 coordinate transform, nearest mode, cubic coefficient, exclude_outside,
@@ -217,6 +218,19 @@ def einsum_cases():
     yield Case("einsum12_int64", 12, [n], feeds, out_type=TensorProto.INT64)
 
 
+def grid_sample_cases():
+    x = RNG.standard_normal((2, 3, 5, 6)).astype(np.float32)
+    grid = RNG.uniform(-1.4, 1.4, (2, 4, 7, 2)).astype(np.float32)  # some points outside
+    for opset, modes in ((16, ("bilinear", "nearest", "bicubic")), (20, ("linear", "cubic"))):
+        for mode in modes:
+            for padding in ("zeros", "border", "reflection"):
+                for align in (0, 1):
+                    n = helper.make_node("GridSample", ["X", "grid"], ["Y"], mode=mode,
+                                         padding_mode=padding, align_corners=align)
+                    yield Case(f"gridsample{opset}_{mode}_{padding}_align{align}", opset, [n],
+                               {"X": x, "grid": grid})
+
+
 def empty_cases():
     """Other tensor operators on empty tensors (a dim of 0 in an input or the output)."""
     f32 = lambda *shape: RNG.standard_normal(shape).astype(np.float32)  # noqa: E731
@@ -287,7 +301,7 @@ def main():
     a = ap.parse_args()
     work = a.keep or tempfile.mkdtemp(prefix="tensor_vs_ort.")
     cases = [c for c in list(resize_cases()) + list(pad_cases()) + list(einsum_cases()) +
-             list(empty_cases())
+             list(grid_sample_cases()) + list(empty_cases())
              if a.filter in c.name]
     manifest = []
     for c in cases:

@@ -32,6 +32,7 @@ constexpr OpEntry kOps[] = {
     {"ReverseSequence", build_reverse_sequence},
     {"Unique", build_unique},
     {"Det", build_det},
+    {"GridSample", build_grid_sample},
 };
 
 }  // namespace

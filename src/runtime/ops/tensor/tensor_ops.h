@@ -35,6 +35,7 @@ BuildResult build_einsum(BuildContext& ctx);
 BuildResult build_reverse_sequence(BuildContext& ctx);
 BuildResult build_unique(BuildContext& ctx);
 BuildResult build_det(BuildContext& ctx);
+BuildResult build_grid_sample(BuildContext& ctx);
 
 // An input whose *value* decides an output's shape (NonZero, Compress, TopK's
 // k, Range's limits) must be known at plan time: the value, or the planner's
