@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Resize/Upsample, Pad, Einsum, GridSample and the tensor operators on empty
-tensors: `onnx-prepack run` agrees with ONNX Runtime.
+"""Resize/Upsample, Pad, Einsum, GridSample, NonMaxSuppression, EyeLike, window
+functions and the tensor operators on empty tensors: `onnx-prepack run` agrees
+with ONNX Runtime.
 
 Builds one small model per case with python3-onnx (every Resize mode,
 coordinate transform, nearest mode, cubic coefficient, exclude_outside,
@@ -231,6 +232,32 @@ def grid_sample_cases():
                                {"X": x, "grid": grid})
 
 
+def selection_cases():
+    """NonMaxSuppression on random boxes (both box formats), EyeLike, window functions."""
+    for center in (0, 1):
+        for k, (iou, score, max_out) in enumerate([(0.3, 0.2, 5), (0.6, None, 3), (0.0, 0.5, 10)]):
+            boxes = RNG.uniform(0, 10, (2, 12, 4)).astype(np.float32)
+            if center:
+                boxes[..., 2:] = RNG.uniform(0.5, 4, (2, 12, 2))
+            feeds = {"boxes": boxes, "scores": RNG.uniform(0, 1, (2, 3, 12)).astype(np.float32)}
+            consts = [("max_out", np.array([max_out], np.int64)),
+                      ("iou", np.array([iou], np.float32))]
+            ins = ["boxes", "scores", "max_out", "iou"]
+            if score is not None:
+                consts.append(("score", np.array([score], np.float32)))
+                ins.append("score")
+            n = helper.make_node("NonMaxSuppression", ins, ["Y"], center_point_box=center)
+            yield Case(f"nms11_center{center}_{k}", 11, [n], feeds, consts, TensorProto.INT64)
+    for k in (-1, 0, 2):
+        n = helper.make_node("EyeLike", ["X"], ["Y"], k=k)
+        yield Case(f"eyelike9_k{k}", 9, [n], {"X": np.zeros((4, 5), np.float32)})
+    for op in ("HannWindow", "HammingWindow", "BlackmanWindow"):
+        for periodic in (0, 1):
+            n = helper.make_node(op, ["X"], ["Y"], periodic=periodic)
+            yield Case(f"{op.lower()}17_periodic{periodic}", 17, [n],
+                       {"X": np.array(9, np.int64)})
+
+
 def empty_cases():
     """Other tensor operators on empty tensors (a dim of 0 in an input or the output)."""
     f32 = lambda *shape: RNG.standard_normal(shape).astype(np.float32)  # noqa: E731
@@ -301,7 +328,7 @@ def main():
     a = ap.parse_args()
     work = a.keep or tempfile.mkdtemp(prefix="tensor_vs_ort.")
     cases = [c for c in list(resize_cases()) + list(pad_cases()) + list(einsum_cases()) +
-             list(grid_sample_cases()) + list(empty_cases())
+             list(grid_sample_cases()) + list(selection_cases()) + list(empty_cases())
              if a.filter in c.name]
     manifest = []
     for c in cases:

@@ -33,6 +33,11 @@ constexpr OpEntry kOps[] = {
     {"Unique", build_unique},
     {"Det", build_det},
     {"GridSample", build_grid_sample},
+    {"EyeLike", build_eye_like},
+    {"HannWindow", build_hann_window},
+    {"HammingWindow", build_hamming_window},
+    {"BlackmanWindow", build_blackman_window},
+    {"NonMaxSuppression", build_non_max_suppression},
 };
 
 }  // namespace

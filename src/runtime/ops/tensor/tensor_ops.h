@@ -36,6 +36,11 @@ BuildResult build_reverse_sequence(BuildContext& ctx);
 BuildResult build_unique(BuildContext& ctx);
 BuildResult build_det(BuildContext& ctx);
 BuildResult build_grid_sample(BuildContext& ctx);
+BuildResult build_eye_like(BuildContext& ctx);
+BuildResult build_hann_window(BuildContext& ctx);
+BuildResult build_hamming_window(BuildContext& ctx);
+BuildResult build_blackman_window(BuildContext& ctx);
+BuildResult build_non_max_suppression(BuildContext& ctx);
 
 // An input whose *value* decides an output's shape (NonZero, Compress, TopK's
 // k, Range's limits) must be known at plan time: the value, or the planner's
