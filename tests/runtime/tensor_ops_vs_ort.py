@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Resize/Upsample, Pad, Einsum, GridSample, NonMaxSuppression, EyeLike, window
-functions and the tensor operators on empty tensors: `onnx-prepack run` agrees
+functions, DFT, STFT and the tensor operators on empty tensors: `onnx-prepack run` agrees
 with ONNX Runtime.
 
 Builds one small model per case with python3-onnx (every Resize mode,
@@ -44,6 +44,8 @@ class Case:
         self.feeds = feeds  # name -> array (graph inputs)
         self.consts = consts  # (name, array) initializers
         self.out_type = out_type
+        # Sums of many terms (transforms): absolute tolerance relative to the largest |output|.
+        self.atol_of_max = name.startswith(("dft", "stft"))
 
 
 def elem_type(a):
@@ -258,6 +260,32 @@ def selection_cases():
                        {"X": np.array(9, np.int64)})
 
 
+def signal_cases():
+    """DFT (real/complex, axes, inverse, onesided, dft_length) and STFT (window, frame_length)."""
+    real = RNG.standard_normal((2, 12, 3, 1)).astype(np.float32)
+    cplx = RNG.standard_normal((2, 12, 3, 2)).astype(np.float32)
+    variants = [("real_axis1", real, {"axis": 1}, None), ("real_axis2", real, {"axis": 2}, None),
+                ("complex", cplx, {"axis": 1}, None),
+                ("inverse", cplx, {"axis": 1, "inverse": 1}, None),
+                ("onesided", real, {"axis": 1, "onesided": 1}, None),
+                ("length_pad", real, {"axis": 1}, 16), ("length_cut", cplx, {"axis": 1}, 7)]
+    for name, x, attrs, length in variants:
+        ins, consts = ["X"], []
+        if length is not None:
+            ins.append("len")
+            consts.append(("len", np.array(length, np.int64)))
+        n = helper.make_node("DFT", ins, ["Y"], **attrs)
+        yield Case(f"dft17_{name}", 17, [n], {"X": x}, consts)
+    sig = RNG.standard_normal((2, 100, 1)).astype(np.float32)
+    window = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(16) / 16)).astype(np.float32)
+    n = helper.make_node("STFT", ["X", "step", "w"], ["Y"])
+    yield Case("stft17_window", 17, [n], {"X": sig},
+               [("step", np.array(6, np.int64)), ("w", window)])
+    n = helper.make_node("STFT", ["X", "step", "", "len"], ["Y"], onesided=0)
+    yield Case("stft17_length_twosided", 17, [n], {"X": sig},
+               [("step", np.array(10, np.int64)), ("len", np.array(20, np.int64))])
+
+
 def empty_cases():
     """Other tensor operators on empty tensors (a dim of 0 in an input or the output)."""
     f32 = lambda *shape: RNG.standard_normal(shape).astype(np.float32)  # noqa: E731
@@ -304,11 +332,12 @@ def empty_cases():
         yield Case(f"empty15_{name}", 15, [n], feeds, consts, out_type)
 
 
-def compare(ours, ort):
+def compare(ours, ort, atol_of_max=False):
     if ours.shape != ort.shape or ours.dtype != ort.dtype:
         return f"{ours.dtype}{list(ours.shape)} vs ORT {ort.dtype}{list(ort.shape)}"
     if ort.dtype.kind == "f":
-        bad = np.abs(ours.astype(np.float64) - ort) > 1e-5 + 1e-4 * np.abs(ort)
+        atol = 1e-5 * max(1.0, float(np.abs(ort).max(initial=0))) if atol_of_max else 1e-5
+        bad = np.abs(ours.astype(np.float64) - ort) > atol + 1e-4 * np.abs(ort)
     else:
         # Integer interpolation rounds a float sum: allow one unit.
         tol = 1 if ours.dtype == np.uint8 else 0
@@ -328,7 +357,8 @@ def main():
     a = ap.parse_args()
     work = a.keep or tempfile.mkdtemp(prefix="tensor_vs_ort.")
     cases = [c for c in list(resize_cases()) + list(pad_cases()) + list(einsum_cases()) +
-             list(grid_sample_cases()) + list(selection_cases()) + list(empty_cases())
+             list(grid_sample_cases()) + list(selection_cases()) + list(signal_cases()) +
+             list(empty_cases())
              if a.filter in c.name]
     manifest = []
     for c in cases:
@@ -376,7 +406,7 @@ def main():
             failures.append(f"{c.name}: we fail: {err.splitlines()[-1] if err else rc}")
             continue
         why = compare(np.load(os.path.join(d, "ours", "Y.npy")),
-                      np.load(os.path.join(d, "ort", "Y.npy")))
+                      np.load(os.path.join(d, "ort", "Y.npy")), c.atol_of_max)
         if why:
             (known if c.name in KNOWN else failures).append(f"{c.name}: {why}")
     if not a.keep:

@@ -38,6 +38,9 @@ constexpr OpEntry kOps[] = {
     {"HammingWindow", build_hamming_window},
     {"BlackmanWindow", build_blackman_window},
     {"NonMaxSuppression", build_non_max_suppression},
+    {"DFT", build_dft},
+    {"STFT", build_stft},
+    {"MelWeightMatrix", build_mel_weight_matrix},
 };
 
 }  // namespace

@@ -41,6 +41,9 @@ BuildResult build_hann_window(BuildContext& ctx);
 BuildResult build_hamming_window(BuildContext& ctx);
 BuildResult build_blackman_window(BuildContext& ctx);
 BuildResult build_non_max_suppression(BuildContext& ctx);
+BuildResult build_dft(BuildContext& ctx);
+BuildResult build_stft(BuildContext& ctx);
+BuildResult build_mel_weight_matrix(BuildContext& ctx);
 
 // An input whose *value* decides an output's shape (NonZero, Compress, TopK's
 // k, Range's limits) must be known at plan time: the value, or the planner's
