@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Resize/Upsample, Pad, Einsum, GridSample, NonMaxSuppression, EyeLike, window
-functions, DFT, STFT and the tensor operators on empty tensors: `onnx-prepack run` agrees
+functions, DFT, STFT, the losses and the tensor operators on empty tensors: `onnx-prepack run` agrees
 with ONNX Runtime.
 
 Builds one small model per case with python3-onnx (every Resize mode,
@@ -286,6 +286,26 @@ def signal_cases():
                [("step", np.array(10, np.int64)), ("len", np.array(20, np.int64))])
 
 
+def loss_cases():
+    """NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss: reductions, weights, ignore_index."""
+    x = RNG.standard_normal((3, 5, 4)).astype(np.float32)
+    target = RNG.integers(0, 5, (3, 4)).astype(np.int64)
+    target[0, 1] = 2
+    weight = RNG.uniform(0.2, 2, 5).astype(np.float32)
+    for op in ("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"):
+        for reduction in ("none", "sum", "mean"):
+            for use_weight in (0, 1):
+                for ignore in (None, 2):
+                    attrs = {"reduction": reduction}
+                    if ignore is not None:
+                        attrs["ignore_index"] = ignore
+                    ins = ["X", "t"] + (["w"] if use_weight else [])
+                    consts = [("t", target)] + ([("w", weight)] if use_weight else [])
+                    n = helper.make_node(op, ins, ["Y"], **attrs)
+                    yield Case(f"loss13_{op[:3].lower()}_{reduction}_w{use_weight}_ii{ignore}", 13,
+                               [n], {"X": x}, consts)
+
+
 def empty_cases():
     """Other tensor operators on empty tensors (a dim of 0 in an input or the output)."""
     f32 = lambda *shape: RNG.standard_normal(shape).astype(np.float32)  # noqa: E731
@@ -357,7 +377,7 @@ def main():
     a = ap.parse_args()
     work = a.keep or tempfile.mkdtemp(prefix="tensor_vs_ort.")
     cases = [c for c in list(resize_cases()) + list(pad_cases()) + list(einsum_cases()) +
-             list(grid_sample_cases()) + list(selection_cases()) + list(signal_cases()) +
+             list(grid_sample_cases()) + list(selection_cases()) + list(signal_cases()) + list(loss_cases()) +
              list(empty_cases())
              if a.filter in c.name]
     manifest = []

@@ -41,6 +41,8 @@ constexpr OpEntry kOps[] = {
     {"DFT", build_dft},
     {"STFT", build_stft},
     {"MelWeightMatrix", build_mel_weight_matrix},
+    {"NegativeLogLikelihoodLoss", build_nll_loss},
+    {"SoftmaxCrossEntropyLoss", build_softmax_cross_entropy_loss},
 };
 
 }  // namespace

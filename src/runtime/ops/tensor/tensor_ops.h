@@ -44,6 +44,8 @@ BuildResult build_non_max_suppression(BuildContext& ctx);
 BuildResult build_dft(BuildContext& ctx);
 BuildResult build_stft(BuildContext& ctx);
 BuildResult build_mel_weight_matrix(BuildContext& ctx);
+BuildResult build_nll_loss(BuildContext& ctx);
+BuildResult build_softmax_cross_entropy_loss(BuildContext& ctx);
 
 // An input whose *value* decides an output's shape (NonZero, Compress, TopK's
 // k, Range's limits) must be known at plan time: the value, or the planner's
