@@ -43,6 +43,7 @@ constexpr OpEntry kOps[] = {
     {"MelWeightMatrix", build_mel_weight_matrix},
     {"NegativeLogLikelihoodLoss", build_nll_loss},
     {"SoftmaxCrossEntropyLoss", build_softmax_cross_entropy_loss},
+    {"Dropout", build_dropout},
 };
 
 }  // namespace

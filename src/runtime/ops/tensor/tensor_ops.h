@@ -46,6 +46,7 @@ BuildResult build_stft(BuildContext& ctx);
 BuildResult build_mel_weight_matrix(BuildContext& ctx);
 BuildResult build_nll_loss(BuildContext& ctx);
 BuildResult build_softmax_cross_entropy_loss(BuildContext& ctx);
+BuildResult build_dropout(BuildContext& ctx);
 
 // An input whose *value* decides an output's shape (NonZero, Compress, TopK's
 // k, Range's limits) must be known at plan time: the value, or the planner's
