@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Resize/Upsample, Pad, Einsum, GridSample, NonMaxSuppression, EyeLike, window
-functions, DFT, STFT, the losses and the tensor operators on empty tensors: `onnx-prepack run` agrees
+functions, DFT, STFT, the losses, MaxUnpool, TfIdfVectorizer and the tensor
+operators on empty tensors: `onnx-prepack run` agrees
 with ONNX Runtime.
 
 Builds one small model per case with python3-onnx (every Resize mode,
@@ -35,6 +36,10 @@ KNOWN = {
     # resolves upwards (its arithmetic lands on 3.5).
     "resize11_nearest_round_prefer_ceil_asymmetric_sizes_down": "float tie",
     "resize13_nearest_round_prefer_ceil_asymmetric_sizes_down": "float tie",
+    # With output_shape larger than the default unpooled shape, ONNX Runtime writes each flat
+    # index into the larger output as is; onnx's definition (and its node test
+    # test_maxunpool_export_with_output_shape, which we pass) keeps each index's coordinates.
+    "maxunpool11_shape1": "index placement",
 }
 
 
@@ -306,6 +311,30 @@ def loss_cases():
                                [n], {"X": x}, consts)
 
 
+def misc_cases():
+    """MaxUnpool of MaxPool's indices (with and without output_shape); TfIdfVectorizer modes."""
+    # MaxPool 2x2/2 of [2, 3, 6, 8] in numpy: values and flat indices over the whole tensor.
+    x = RNG.standard_normal((2, 3, 6, 8)).astype(np.float32)
+    win = x.reshape(2, 3, 3, 2, 4, 2).transpose(0, 1, 2, 4, 3, 5).reshape(2, 3, 3, 4, 4)
+    arg = win.argmax(axis=-1)
+    pooled = win.max(axis=-1)
+    n_, c_, h_, w_ = np.indices((2, 3, 3, 4))
+    rows, cols = 2 * h_ + arg // 2, 2 * w_ + arg % 2
+    flat = (((n_ * 3 + c_) * 6 + rows) * 8 + cols).astype(np.int64)
+    for with_shape in (0, 1):
+        ins = ["X", "I"] + (["os"] if with_shape else [])
+        consts = [("os", np.array([2, 3, 7, 9], np.int64))] if with_shape else []
+        n = helper.make_node("MaxUnpool", ins, ["Y"], kernel_shape=[2, 2], strides=[2, 2])
+        yield Case(f"maxunpool11_shape{with_shape}", 11, [n], {"X": pooled, "I": flat}, consts)
+    tokens = RNG.integers(0, 6, (3, 10)).astype(np.int64)
+    for mode in ("TF", "IDF", "TFIDF"):
+        n = helper.make_node("TfIdfVectorizer", ["X"], ["Y"], mode=mode, min_gram_length=1,
+                             max_gram_length=2, max_skip_count=2, ngram_counts=[0, 3],
+                             ngram_indexes=[0, 1, 2, 3, 4, 5], pool_int64s=[1, 2, 3, 1, 2, 4, 4, 5, 0],
+                             weights=[0.5, 1.5, 2.0, 1.0, 0.25, 3.0])
+        yield Case(f"tfidf9_{mode}", 9, [n], {"X": tokens})
+
+
 def empty_cases():
     """Other tensor operators on empty tensors (a dim of 0 in an input or the output)."""
     f32 = lambda *shape: RNG.standard_normal(shape).astype(np.float32)  # noqa: E731
@@ -377,7 +406,7 @@ def main():
     a = ap.parse_args()
     work = a.keep or tempfile.mkdtemp(prefix="tensor_vs_ort.")
     cases = [c for c in list(resize_cases()) + list(pad_cases()) + list(einsum_cases()) +
-             list(grid_sample_cases()) + list(selection_cases()) + list(signal_cases()) + list(loss_cases()) +
+             list(grid_sample_cases()) + list(selection_cases()) + list(signal_cases()) + list(loss_cases()) + list(misc_cases()) +
              list(empty_cases())
              if a.filter in c.name]
     manifest = []

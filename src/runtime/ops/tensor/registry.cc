@@ -44,6 +44,8 @@ constexpr OpEntry kOps[] = {
     {"NegativeLogLikelihoodLoss", build_nll_loss},
     {"SoftmaxCrossEntropyLoss", build_softmax_cross_entropy_loss},
     {"Dropout", build_dropout},
+    {"MaxUnpool", build_max_unpool},
+    {"TfIdfVectorizer", build_tfidf_vectorizer},
 };
 
 }  // namespace
