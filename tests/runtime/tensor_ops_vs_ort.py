@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Resize/Upsample, Pad, Einsum, GridSample, NonMaxSuppression, EyeLike, window
-functions, DFT, STFT, the losses, MaxUnpool, TfIdfVectorizer and the tensor
-operators on empty tensors: `onnx-prepack run` agrees
+functions, DFT, STFT, the losses, MaxUnpool, TfIdfVectorizer, RoiAlign and the
+tensor operators on empty tensors: `onnx-prepack run` agrees
 with ONNX Runtime.
 
 Builds one small model per case with python3-onnx (every Resize mode,
@@ -326,6 +326,18 @@ def misc_cases():
         consts = [("os", np.array([2, 3, 7, 9], np.int64))] if with_shape else []
         n = helper.make_node("MaxUnpool", ins, ["Y"], kernel_shape=[2, 2], strides=[2, 2])
         yield Case(f"maxunpool11_shape{with_shape}", 11, [n], {"X": pooled, "I": flat}, consts)
+    img = RNG.standard_normal((2, 3, 10, 12)).astype(np.float32)
+    rois = np.array([[0.5, 1.0, 6.3, 8.2], [2, 2, 11.5, 9.5], [-1, -2, 3, 4], [4, 3, 4.5, 3.2]],
+                    np.float32)
+    for ctm in ("half_pixel", "output_half_pixel"):
+        for mode in ("avg", "max"):
+            for sampling in (0, 2):
+                n = helper.make_node("RoiAlign", ["X", "rois", "b"], ["Y"],
+                                     coordinate_transformation_mode=ctm, mode=mode,
+                                     output_height=3, output_width=4, sampling_ratio=sampling,
+                                     spatial_scale=0.9)
+                yield Case(f"roialign16_{ctm}_{mode}_s{sampling}", 16, [n], {"X": img},
+                           [("rois", rois), ("b", np.array([0, 1, 1, 0], np.int64))])
     tokens = RNG.integers(0, 6, (3, 10)).astype(np.int64)
     for mode in ("TF", "IDF", "TFIDF"):
         n = helper.make_node("TfIdfVectorizer", ["X"], ["Y"], mode=mode, min_gram_length=1,

@@ -46,6 +46,7 @@ constexpr OpEntry kOps[] = {
     {"Dropout", build_dropout},
     {"MaxUnpool", build_max_unpool},
     {"TfIdfVectorizer", build_tfidf_vectorizer},
+    {"RoiAlign", build_roi_align},
 };
 
 }  // namespace

@@ -49,6 +49,7 @@ BuildResult build_softmax_cross_entropy_loss(BuildContext& ctx);
 BuildResult build_dropout(BuildContext& ctx);
 BuildResult build_max_unpool(BuildContext& ctx);
 BuildResult build_tfidf_vectorizer(BuildContext& ctx);
+BuildResult build_roi_align(BuildContext& ctx);
 
 // An input whose *value* decides an output's shape (NonZero, Compress, TopK's
 // k, Range's limits) must be known at plan time: the value, or the planner's
