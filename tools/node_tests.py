@@ -88,6 +88,8 @@ def classify_cli_error(stderr):
         return "opset refused", msg
     if "element type" in msg and "not supported" in msg:
         return "npy type refused", msg
+    if re.search(r"input '[^']*': type \w+, the graph declares", msg):
+        return "input type refused", msg
     return "run error", msg
 
 

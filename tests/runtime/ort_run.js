@@ -80,4 +80,8 @@ async function main() {
   }
 }
 
-main().catch(e => { console.error('ort_run.js: ' + (e && e.message || e)); process.exit(1); });
+module.exports = {ort, readNpy, writeNpy};  // for ort_batch.js
+
+if (require.main === module) {
+  main().catch(e => { console.error('ort_run.js: ' + (e && e.message || e)); process.exit(1); });
+}

@@ -19,8 +19,9 @@ Result<const Tensor*> value_for_shape(const BuildContext& ctx, int input, std::s
 }
 
 Result<std::vector<int64_t>> ints_for_shape(const BuildContext& ctx, int input,
-                                            std::string_view what) {
+                                            std::string_view what, bool any_numeric) {
   OP_ASSIGN_OR_RETURN(const Tensor* t, value_for_shape(ctx, input, what));
+  if (!any_numeric) OP_RETURN_IF_ERROR(require_index_type(ctx, t->dtype, what));
   std::vector<int64_t> v(size_t(t->numel()));
   bool ok = dispatch_numeric(t->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

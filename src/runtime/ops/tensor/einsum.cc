@@ -1,11 +1,14 @@
 // Einsum: any equation (explicit or implicit output, "..." broadcasting,
 // repeated subscripts for diagonals, sums over subscripts that leave the
-// output). Computed as one loop over the output's and the summed subscripts'
-// index space, with each operand's offset kept incrementally.
+// output). Two float operands whose summed subscripts are in both run as a
+// batched matrix product (gemm_f32); any other form as one loop over the
+// output's and the summed subscripts' index space, with each operand's offset
+// kept incrementally.
 #include <map>
 #include <type_traits>
 
 #include "runtime/ops/dispatch.h"
+#include "runtime/ops/gemm.h"
 #include "runtime/ops/tensor/tensor_ops.h"
 
 namespace onnx_prepack::runtime::tensor_family {
@@ -43,6 +46,117 @@ struct EinsumPlan {
   int64_t out_ids = 0;                       // ids [0, out_ids) are the output's, in order
   std::vector<int> order;                    // output ids first, then summed ids
 };
+
+// Copies the elements of `src` visited by an odometer over `dims` (with
+// source strides `strides`, last fastest) to contiguous `dst`.
+void gather_strided(const float* src, float* dst, const std::vector<int64_t>& dims,
+                    const std::vector<int64_t>& strides) {
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  if (total == 0) return;
+  size_t r = dims.size();
+  std::vector<int64_t> idx(r, 0);
+  int64_t off = 0;
+  for (int64_t e = 0; e < total; ++e) {
+    dst[e] = src[off];
+    for (size_t j = r; j-- > 0;) {
+      if (++idx[j] < dims[j]) {
+        off += strides[j];
+        break;
+      }
+      idx[j] = 0;
+      off -= (dims[j] - 1) * strides[j];
+    }
+  }
+}
+
+// Two float operands without diagonals, every summed subscript in both: a
+// batched matrix product. A is gathered to [batch, M, K], B to [batch, K, N],
+// each batch multiplied with gemm_f32 (ops/gemm.h), the result scattered to
+// the output's order. Null when the equation has another form.
+std::unique_ptr<Kernel> contraction_kernel(const EinsumPlan& plan,
+                                           const std::vector<std::vector<int>>& uses,
+                                           const std::vector<int>& out_ids) {
+  size_t ids = plan.dims.size();
+  std::vector<bool> in_out(ids, false);
+  for (int id : out_ids) in_out[size_t(id)] = true;
+  std::vector<int> batch, m_ids, n_ids, k_ids;
+  for (int id : out_ids) {
+    bool a = uses[0][size_t(id)] > 0, b = uses[1][size_t(id)] > 0;
+    (a && b ? batch : a ? m_ids : n_ids).push_back(id);
+  }
+  for (size_t id = 0; id < ids; ++id) {
+    if (in_out[id]) continue;
+    bool a = uses[0][id] > 0, b = uses[1][id] > 0;
+    if (!(a && b)) return nullptr;  // summed in one operand only
+    k_ids.push_back(int(id));
+  }
+  auto size_of = [&](const std::vector<int>& v) {
+    int64_t p = 1;
+    for (int id : v) p *= plan.dims[size_t(id)];
+    return p;
+  };
+  int64_t nb = size_of(batch), m = size_of(m_ids), nn = size_of(n_ids), kk = size_of(k_ids);
+  auto order = [&](std::initializer_list<const std::vector<int>*> parts, int operand,
+                   std::vector<int64_t>* dims, std::vector<int64_t>* strides) {
+    for (const auto* part : parts) {
+      for (int id : *part) {
+        dims->push_back(plan.dims[size_t(id)]);
+        strides->push_back(operand < 0 ? 0 : plan.stride[size_t(operand)][size_t(id)]);
+      }
+    }
+  };
+  std::vector<int64_t> a_dims, a_str, b_dims, b_str, c_dims, c_str;
+  order({&batch, &m_ids, &k_ids}, 0, &a_dims, &a_str);
+  order({&batch, &k_ids, &n_ids}, 1, &b_dims, &b_str);
+  // Output strides of C's [batch, M, N] order.
+  std::vector<int64_t> out_stride(ids, 0);
+  int64_t s = 1;
+  for (size_t j = out_ids.size(); j-- > 0;) {
+    out_stride[size_t(out_ids[j])] = s;
+    s *= plan.dims[size_t(out_ids[j])];
+  }
+  for (const auto* part : {&batch, &m_ids, &n_ids}) {
+    for (int id : *part) {
+      c_dims.push_back(plan.dims[size_t(id)]);
+      c_str.push_back(out_stride[size_t(id)]);
+    }
+  }
+  return std::make_unique<FnKernel>([=](const KernelIO& io) {
+    float* out = static_cast<float*>(io.out[0]);
+    int64_t total = nb * m * nn;
+    if (total == 0) return;
+    std::vector<float> a(static_cast<size_t>(nb * m * kk)), b(static_cast<size_t>(nb * kk * nn)),
+        c(static_cast<size_t>(total));
+    gather_strided(static_cast<const float*>(io.in[0]), a.data(), a_dims, a_str);
+    gather_strided(static_cast<const float*>(io.in[1]), b.data(), b_dims, b_str);
+    for (int64_t t = 0; t < nb; ++t) {
+      float* ct = c.data() + t * m * nn;
+      if (kk == 0) {
+        std::fill(ct, ct + m * nn, 0.0f);
+        continue;
+      }
+      gemm_f32(size_t(m), size_t(nn), size_t(kk), a.data() + t * m * kk, size_t(kk),
+               b.data() + t * kk * nn, kernels::PackSourceLayout::kKN, ct, size_t(nn), false,
+               io.workspace, 0, io.pool);
+    }
+    // Scatter C to the output order (the inverse of a strided gather).
+    size_t r = c_dims.size();
+    std::vector<int64_t> idx(r, 0);
+    int64_t off = 0;
+    for (int64_t e = 0; e < total; ++e) {
+      out[off] = c[size_t(e)];
+      for (size_t j = r; j-- > 0;) {
+        if (++idx[j] < c_dims[j]) {
+          off += c_str[j];
+          break;
+        }
+        idx[j] = 0;
+        off -= (c_dims[j] - 1) * c_str[j];
+      }
+    }
+  });
+}
 
 }  // namespace
 
@@ -104,12 +218,16 @@ BuildResult build_einsum(BuildContext& ctx) {
   plan.dims.assign(size_t(ids), 1);
   std::vector<bool> dim_set(size_t(ids), false);
   plan.stride.assign(size_t(n), std::vector<int64_t>(size_t(ids), 0));
+  // How often each operand names each id (a broadcast ellipsis dim counts).
+  std::vector<std::vector<int>> uses(size_t(n), std::vector<int>(size_t(ids), 0));
+  bool repeated = false;  // a subscript repeated within one operand (diagonal)
   for (int i = 0; i < n; ++i) {
     const Shape& shape = ctx.input(i).shape;
     std::vector<int64_t> st = strides_of(shape);
     size_t axis = 0;
     auto bind = [&](int id, size_t ax) -> Status {
       int64_t d = shape[ax];
+      if (uses[size_t(i)][size_t(id)]++ > 0) repeated = true;
       if (id < int(ell) && d == 1) return ok_status();  // broadcast ellipsis dim: stride 0
       if (dim_set[size_t(id)] && plan.dims[size_t(id)] != d) {
         return ctx.error("subscript dimension " + std::to_string(d) + " of input " +
@@ -164,6 +282,18 @@ BuildResult build_einsum(BuildContext& ctx) {
   Shape out;
   for (int id : out_ids) out.push_back(plan.dims[size_t(id)]);
   ctx.set_output(0, dt, out);
+  if (n == 2 && dt == kFloat && !repeated) {
+    if (auto k = contraction_kernel(plan, uses, out_ids)) return k;
+  }
+  // The direct loop visits every combination of subscripts: refuse what would
+  // not finish rather than hang.
+  int64_t iterations = 1;
+  for (int64_t d : plan.dims) {
+    if (__builtin_mul_overflow(iterations, std::max<int64_t>(d, 1), &iterations) ||
+        iterations > (int64_t(1) << 36))
+      return ctx.error("equation '" + eq +
+                       "' needs more than 2^36 multiply-adds in the direct loop");
+  }
   std::unique_ptr<Kernel> k;
   dispatch_numeric(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -12,7 +12,7 @@ BuildResult build_one_hot(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* values, ctx.require_input(2));
   OP_RETURN_IF_ERROR(require_fixed_width(ctx, values->dtype));
   if (shape_numel(values->shape) != 2) return ctx.error("values must hold [off, on]");
-  OP_ASSIGN_OR_RETURN(auto depth_v, ints_for_shape(ctx, 1, "depth"));
+  OP_ASSIGN_OR_RETURN(auto depth_v, ints_for_shape(ctx, 1, "depth", /*any_numeric=*/true));
   if (depth_v.size() != 1) return ctx.error("depth must hold one element");
   int64_t depth = depth_v[0];
   if (depth < 0) return ctx.error("depth must be non-negative");

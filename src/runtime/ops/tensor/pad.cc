@@ -91,7 +91,7 @@ BuildResult build_pad(BuildContext& ctx) {
     pads = *p;
     OP_ASSIGN_OR_RETURN(fill, fill_from_float(ctx, x->dtype, ctx.attr_float("value", 0.0f)));
   } else {
-    OP_ASSIGN_OR_RETURN(pads, ctx.const_ints(1, "pads"));
+    OP_ASSIGN_OR_RETURN(pads, ints_for_shape(ctx, 1, "pads"));
     if (ctx.has_input(2)) {
       const ValueDesc& v = ctx.input(2);
       if (v.dtype != x->dtype) return ctx.error("constant_value must have the data's type");
@@ -99,7 +99,7 @@ BuildResult build_pad(BuildContext& ctx) {
       if (v.value) std::memcpy(fill.data(), v.value->data, w);
     }
     if (ctx.has_input(3)) {
-      OP_ASSIGN_OR_RETURN(axes, ctx.const_ints(3, "axes"));
+      OP_ASSIGN_OR_RETURN(axes, ints_for_shape(ctx, 3, "axes"));
     }
   }
   // Full-rank begin/end pads.
@@ -123,11 +123,19 @@ BuildResult build_pad(BuildContext& ctx) {
       end[size_t(a)] = pads[size_t(i + na)];
     }
   }
+  // Negative pads crop first; the padding then extends the cropped part (so
+  // wrap and reflect read only kept elements, as ONNX Runtime does).
   Shape out(static_cast<size_t>(rank));
+  std::vector<int64_t> lead(static_cast<size_t>(rank)), crop(lead), kept(lead);
   for (int64_t i = 0; i < rank; ++i) {
     int64_t n = x->shape[size_t(i)];
     int64_t o = n + begin[size_t(i)] + end[size_t(i)];
-    if (o < 0) return ctx.error("pads crop dimension " + std::to_string(i) + " below zero");
+    lead[size_t(i)] = std::max<int64_t>(begin[size_t(i)], 0);
+    crop[size_t(i)] = std::max<int64_t>(-begin[size_t(i)], 0);
+    kept[size_t(i)] = n - crop[size_t(i)] - std::max<int64_t>(-end[size_t(i)], 0);
+    if (o < 0 || kept[size_t(i)] < 0)
+      return ctx.error("pads crop dimension " + std::to_string(i) + " below zero");
+    n = kept[size_t(i)];
     if (mode != PadMode::kConstant && n == 0 && o > 0)
       return ctx.error("mode '" + mode_name + "' cannot pad the empty dimension " +
                        std::to_string(i));
@@ -137,8 +145,7 @@ BuildResult build_pad(BuildContext& ctx) {
   ctx.set_output(0, x->dtype, out);
   // A run-time constant_value input is read in the kernel.
   bool fill_at_run = ctx.opset() >= 11 && ctx.has_input(2) && ctx.input(2).value == nullptr;
-  Shape in_shape = x->shape;
-  std::vector<int64_t> in_strides = strides_of(in_shape);
+  std::vector<int64_t> in_strides = strides_of(x->shape);
   std::unique_ptr<Kernel> k;
   dispatch_width(w, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -154,8 +161,8 @@ BuildResult build_pad(BuildContext& ctx) {
         return;
       }
       const T* in = static_cast<const T*>(io.in[0]);
-      int64_t inner_out = out[size_t(rank - 1)], inner_in = in_shape[size_t(rank - 1)];
-      int64_t b = begin[size_t(rank - 1)];
+      int64_t inner_out = out[size_t(rank - 1)], inner_in = kept[size_t(rank - 1)];
+      int64_t b = lead[size_t(rank - 1)];
       // Output columns [lo, hi) copy input columns [lo - b, hi - b).
       int64_t lo = std::clamp<int64_t>(b, 0, inner_out);
       int64_t hi = std::clamp<int64_t>(b + inner_in, lo, inner_out);
@@ -164,17 +171,17 @@ BuildResult build_pad(BuildContext& ctx) {
                      [&](int64_t r0, int64_t r1) {
                        for (int64_t r = r0; r < r1; ++r) {
                          T* dst = o + r * inner_out;
-                         int64_t rem = r, src = 0;
+                         int64_t rem = r, src = crop[size_t(rank - 1)];
                          bool filled = false;
                          for (int64_t d = rank - 2; d >= 0; --d) {
-                           int64_t c = rem % out[size_t(d)] - begin[size_t(d)];
+                           int64_t c = rem % out[size_t(d)] - lead[size_t(d)];
                            rem /= out[size_t(d)];
-                           int64_t s = source_coord(c, in_shape[size_t(d)], mode);
+                           int64_t s = source_coord(c, kept[size_t(d)], mode);
                            if (s < 0) {
                              filled = true;
                              break;
                            }
-                           src += s * in_strides[size_t(d)];
+                           src += (s + crop[size_t(d)]) * in_strides[size_t(d)];
                          }
                          if (filled) {
                            std::fill(dst, dst + inner_out, fv);

@@ -32,6 +32,21 @@ constexpr OpEntry kOps[] = {
     {"ReverseSequence", build_reverse_sequence},
     {"Unique", build_unique},
     {"Det", build_det},
+    {"GridSample", build_grid_sample},
+    {"EyeLike", build_eye_like},
+    {"HannWindow", build_hann_window},
+    {"HammingWindow", build_hamming_window},
+    {"BlackmanWindow", build_blackman_window},
+    {"NonMaxSuppression", build_non_max_suppression},
+    {"DFT", build_dft},
+    {"STFT", build_stft},
+    {"MelWeightMatrix", build_mel_weight_matrix},
+    {"NegativeLogLikelihoodLoss", build_nll_loss},
+    {"SoftmaxCrossEntropyLoss", build_softmax_cross_entropy_loss},
+    {"Dropout", build_dropout},
+    {"MaxUnpool", build_max_unpool},
+    {"TfIdfVectorizer", build_tfidf_vectorizer},
+    {"RoiAlign", build_roi_align},
 };
 
 }  // namespace

@@ -38,6 +38,7 @@ struct ResizeOptions {
   double cubic_a = -0.75;
   bool exclude_outside = false;
   bool antialias = false;
+  bool legacy = false;  // Upsample and Resize-10: asymmetric; nearest floors, ceils when shrinking
 };
 
 // Taps of one axis: `taps` (index, weight) pairs per output coordinate;
@@ -47,33 +48,39 @@ struct AxisTaps {
   std::vector<int64_t> index;  // out * taps, element offsets along the axis
   std::vector<float> weight;   // out * taps
   std::vector<uint8_t> outside;
+  bool any_outside = false;
 };
 
-double original_coordinate(const ResizeOptions& o, double x, int64_t in, int64_t out, double scale,
-                           double roi_start, double roi_end) {
-  double out_width = scale * double(in);  // as onnx's reference: scale times input length
+// In float, as ONNX Runtime computes it (ties of nearest rounding and the
+// tf_crop_and_resize bounds depend on it). align_corners and tf_crop_and_resize
+// divide by (scale * in - 1) as onnx's reference does; ONNX Runtime uses the
+// integer output length, which differs only when scale * in is not an integer.
+float original_coordinate(const ResizeOptions& o, int64_t x_int, int64_t in, int64_t out,
+                          double scale_d, double roi_start_d, double roi_end_d) {
+  float x = float(x_int), scale = float(scale_d);
+  float roi_start = float(roi_start_d), roi_end = float(roi_end_d);
+  float out_width = scale * float(in);
+  float last = float(in - 1);
   switch (o.transform) {
     case Transform::kHalfPixel:
-      return (x + 0.5) / scale - 0.5;
+      return (x + 0.5f) / scale - 0.5f;
     case Transform::kHalfPixelSymmetric: {
-      double adjustment = double(out) / out_width;
-      double center = double(in) / 2;
-      double offset = center * (1 - adjustment);
-      return offset + (x + 0.5) / scale - 0.5;
+      float adjustment = float(out) / (scale * float(in));
+      float center = float(in) / 2;
+      float offset = center * (1 - adjustment);
+      return offset + (x + 0.5f) / scale - 0.5f;
     }
     case Transform::kPytorchHalfPixel:
-      return out > 1 ? (x + 0.5) / scale - 0.5 : -0.5;
+      return out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
     case Transform::kAlignCorners:
-      return out_width == 1 ? 0.0 : x * double(in - 1) / (out_width - 1);
+      return out_width == 1 ? 0.0f : x * last / (out_width - 1);
     case Transform::kAsymmetric:
       return x / scale;
     case Transform::kTfHalfPixelForNn:
-      return (x + 0.5) / scale;
+      return (x + 0.5f) / scale;
     case Transform::kTfCropAndResize:
-      if (out_width == 1)
-        return (roi_end - roi_start) * double(in - 1) / 2 + roi_start * double(in - 1);
-      return x * (roi_end - roi_start) * double(in - 1) / (out_width - 1) +
-             roi_start * double(in - 1);
+      if (out_width == 1) return 0.5f * (roi_start + roi_end) * last;
+      return roi_start * last + (x * (roi_end - roi_start) * last) / (out_width - 1);
   }
   return 0;
 }
@@ -93,7 +100,7 @@ AxisTaps axis_taps(const ResizeOptions& o, int64_t in, int64_t out, double scale
   std::vector<std::vector<std::pair<int64_t, double>>> all(static_cast<size_t>(out));
   t.outside.assign(size_t(out), 0);
   for (int64_t x = 0; x < out; ++x) {
-    double xo = original_coordinate(o, double(x), in, out, scale, roi_start, roi_end);
+    double xo = original_coordinate(o, x, in, out, scale, roi_start, roi_end);
     auto& taps = all[size_t(x)];
     if (o.transform == Transform::kTfCropAndResize && (xo < 0 || xo > double(in - 1))) {
       t.outside[size_t(x)] = 1;
@@ -148,11 +155,18 @@ AxisTaps axis_taps(const ResizeOptions& o, int64_t in, int64_t out, double scale
     bool normalize = o.antialias || o.exclude_outside;
     for (auto& [p, w] : raw) {
       double wn = normalize && sum != 0 ? w / sum : w;
-      if (wn != 0) taps.push_back({clamp(p), wn});
+      if (wn == 0) continue;
+      // Points past an edge read the edge: one tap (a wide antialias kernel
+      // would otherwise repeat it thousands of times).
+      if (!taps.empty() && taps.back().first == clamp(p))
+        taps.back().second += wn;
+      else
+        taps.push_back({clamp(p), wn});
     }
     if (taps.empty()) taps.push_back({clamp(base + 1), 0.0});
   }
   for (const auto& v : all) t.taps = std::max<int64_t>(t.taps, int64_t(v.size()));
+  for (uint8_t f : t.outside) t.any_outside = t.any_outside || f;
   t.index.assign(size_t(out * t.taps), 0);
   t.weight.assign(size_t(out * t.taps), 0.0f);
   for (int64_t x = 0; x < out; ++x) {
@@ -209,6 +223,15 @@ void run_rows(const ResizePlan& p, const T* in, T* out, T extrapolation, bool in
   std::vector<int64_t> offs, offs_next;
   std::vector<float> ws, ws_next;
   std::vector<int64_t> coord(rank, 0);
+  using Acc = typename Io<T>::Acc;
+  std::vector<Acc> acc;
+  struct RowCache {
+    int64_t off = -1;
+    std::vector<Acc> row;
+  };
+  std::vector<RowCache> cache;
+  size_t next_slot = 0;
+  int64_t prev_off = -1;  // nearest: source offset of the previous row, -1 when none
   for (int64_t r = r0; r < r1; ++r) {
     T* dst = out + r * width;
     int64_t rem = r;
@@ -250,31 +273,62 @@ void run_rows(const ResizePlan& p, const T* in, T* out, T extrapolation, bool in
     }
     if (outside) {
       std::fill(dst, dst + width, extrapolation);
+      prev_off = -1;
       continue;
     }
     const int64_t* li = last.index.data();
     const float* lw = last.weight.data();
-    if (!interpolate) {  // nearest: one tap per axis, weight 1
+    if (!interpolate) {                     // nearest: one tap per axis, weight 1
+      if (r > r0 && offs[0] == prev_off) {  // same source row as the row above (upsampling)
+        std::memcpy(dst, dst - width, size_t(width) * sizeof(T));
+        continue;
+      }
+      prev_off = offs[0];
       const T* src = in + offs[0];
-      for (int64_t x = 0; x < width; ++x)
-        dst[x] = last.outside[size_t(x)] ? extrapolation : src[li[x]];
+      if (last.any_outside) {
+        for (int64_t x = 0; x < width; ++x)
+          dst[x] = last.outside[size_t(x)] ? extrapolation : src[li[x]];
+      } else {
+        for (int64_t x = 0; x < width; ++x) dst[x] = src[li[x]];
+      }
       continue;
     }
     int64_t lt = last.taps;
-    for (int64_t x = 0; x < width; ++x) {
-      if (last.outside[size_t(x)]) {
-        dst[x] = extrapolation;
-        continue;
+    // A source row interpolated along the innermost axis is kept: the next
+    // output rows mostly blend the same source rows.
+    auto interpolated = [&](int64_t off) -> const Acc* {
+      for (const RowCache& c : cache) {
+        if (c.off == off) return c.row.data();
       }
-      typename Io<T>::Acc acc = 0;
-      for (size_t k = 0; k < offs.size(); ++k) {
-        const T* src = in + offs[k];
-        typename Io<T>::Acc row = 0;
-        for (int64_t t = 0; t < lt; ++t) row += lw[x * lt + t] * Io<T>::load(src[li[x * lt + t]]);
-        acc += ws[k] * row;
+      if (cache.size() < std::max<size_t>(8, offs.size())) cache.emplace_back();
+      RowCache& c = cache[next_slot++ % cache.size()];
+      c.off = off;
+      c.row.resize(size_t(width));
+      const T* src = in + off;
+      if (lt == 2) {
+        for (int64_t x = 0; x < width; ++x) {
+          c.row[size_t(x)] = Acc(lw[2 * x]) * Io<T>::load(src[li[2 * x]]) +
+                             Acc(lw[2 * x + 1]) * Io<T>::load(src[li[2 * x + 1]]);
+        }
+      } else {
+        for (int64_t x = 0; x < width; ++x) {
+          Acc v = 0;
+          for (int64_t t = 0; t < lt; ++t)
+            v += Acc(lw[x * lt + t]) * Io<T>::load(src[li[x * lt + t]]);
+          c.row[size_t(x)] = v;
+        }
       }
-      dst[x] = Io<T>::store(acc);
+      return c.row.data();
+    };
+    acc.assign(size_t(width), Acc(0));
+    for (size_t k = 0; k < offs.size(); ++k) {
+      const Acc* h = interpolated(offs[k]);
+      Acc wk = ws[k];
+      Acc* a = acc.data();
+      for (int64_t x = 0; x < width; ++x) a[x] += wk * h[x];
     }
+    for (int64_t x = 0; x < width; ++x)
+      dst[x] = last.outside[size_t(x)] ? extrapolation : Io<T>::store(acc[size_t(x)]);
   }
 }
 
@@ -321,6 +375,7 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
   if (legacy) {
     o.transform = Transform::kAsymmetric;
     o.nearest = NearestMode::kFloor;
+    o.legacy = true;
     if (upsample && opset < 9) {
       auto a = ctx.attr("scales");
       if (a == nullptr) return ctx.error("scales are required");
@@ -351,7 +406,7 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
     }
     OP_ASSIGN_OR_RETURN(scales, optional_floats(ctx, 2, "scales"));
     if (ctx.has_input(3) && shape_numel(ctx.input(3).shape) > 0) {
-      OP_ASSIGN_OR_RETURN(sizes, ctx.const_ints(3, "sizes"));
+      OP_ASSIGN_OR_RETURN(sizes, ints_for_shape(ctx, 3, "sizes"));
     }
     if (opset >= 18) {
       if (auto a = ctx.attr_ints("axes")) axes = *a;
@@ -394,7 +449,8 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
       for (size_t i = 0; i < axes.size(); ++i) {
         int64_t in_d = x->shape[size_t(axes[i])];
         out[size_t(axes[i])] = sizes[i];
-        scale[size_t(axes[i])] = in_d ? double(sizes[i]) / double(in_d) : 1.0;
+        // In float, as ONNX Runtime computes it (nearest ties depend on it).
+        scale[size_t(axes[i])] = in_d ? double(float(sizes[i]) / float(in_d)) : 1.0;
       }
     } else if (policy == "not_larger" || policy == "not_smaller") {
       double s = policy == "not_larger" ? INFINITY : 0;
@@ -414,7 +470,9 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
       return ctx.error("keep_aspect_ratio_policy '" + policy + "' is not supported");
     }
   }
-  if (checked_numel(out) < 0) return ctx.error("output " + shape_string(out) + " overflows");
+  if (checked_numel(out) < 0 ||
+      uint64_t(checked_numel(out)) * dtype_size(x->dtype) > (uint64_t(64) << 30))
+    return ctx.error("output " + shape_string(out) + " is larger than 64 GiB");
   // roi: [starts..., ends...] over the given axes (opset 18) or all axes.
   std::vector<double> roi_start(size_t(rank), 0.0), roi_end(size_t(rank), 1.0);
   if (!roi.empty()) {
@@ -438,10 +496,13 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
     if (x->shape[i] == 0 && out[i] > 0)
       return ctx.error("cannot resize the empty dimension " + std::to_string(d));
     if (total_in == 0 || out[i] == 0) {
-      plan->axes.push_back(AxisTaps{1, {}, {}, {}});
+      plan->axes.push_back(AxisTaps());
       continue;
     }
-    plan->axes.push_back(axis_taps(o, x->shape[i], out[i], scale[i], roi_start[i], roi_end[i]));
+    ResizeOptions axis_options = o;
+    if (o.legacy && scale[i] < 1) axis_options.nearest = NearestMode::kCeil;  // as ONNX Runtime
+    plan->axes.push_back(
+        axis_taps(axis_options, x->shape[i], out[i], scale[i], roi_start[i], roi_end[i]));
   }
   ctx.set_output(0, x->dtype, out);
   float extrapolation = ctx.attr_float("extrapolation_value", 0.0f);

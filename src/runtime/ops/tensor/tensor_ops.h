@@ -35,6 +35,21 @@ BuildResult build_einsum(BuildContext& ctx);
 BuildResult build_reverse_sequence(BuildContext& ctx);
 BuildResult build_unique(BuildContext& ctx);
 BuildResult build_det(BuildContext& ctx);
+BuildResult build_grid_sample(BuildContext& ctx);
+BuildResult build_eye_like(BuildContext& ctx);
+BuildResult build_hann_window(BuildContext& ctx);
+BuildResult build_hamming_window(BuildContext& ctx);
+BuildResult build_blackman_window(BuildContext& ctx);
+BuildResult build_non_max_suppression(BuildContext& ctx);
+BuildResult build_dft(BuildContext& ctx);
+BuildResult build_stft(BuildContext& ctx);
+BuildResult build_mel_weight_matrix(BuildContext& ctx);
+BuildResult build_nll_loss(BuildContext& ctx);
+BuildResult build_softmax_cross_entropy_loss(BuildContext& ctx);
+BuildResult build_dropout(BuildContext& ctx);
+BuildResult build_max_unpool(BuildContext& ctx);
+BuildResult build_tfidf_vectorizer(BuildContext& ctx);
+BuildResult build_roi_align(BuildContext& ctx);
 
 // An input whose *value* decides an output's shape (NonZero, Compress, TopK's
 // k, Range's limits) must be known at plan time: the value, or the planner's
@@ -42,9 +57,10 @@ BuildResult build_det(BuildContext& ctx);
 // replans). The one place that produces that error for this family.
 Result<const Tensor*> value_for_shape(const BuildContext& ctx, int input, std::string_view what);
 
-// value_for_shape for integer inputs (k, depth, ...), as int64 values.
+// value_for_shape for integer inputs, as int64 values: int32/int64 only
+// (pads, sizes, repeats, k), or any numeric type truncated (OneHot's depth).
 Result<std::vector<int64_t>> ints_for_shape(const BuildContext& ctx, int input,
-                                            std::string_view what);
+                                            std::string_view what, bool any_numeric = false);
 // Fails unless the type has a fixed element width the kernels can move.
 Status require_fixed_width(const BuildContext& ctx, int32_t dtype);
 // Fails unless the type is int32 or int64 (indices).

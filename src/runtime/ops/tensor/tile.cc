@@ -9,7 +9,7 @@ namespace onnx_prepack::runtime::tensor_family {
 BuildResult build_tile(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
   OP_RETURN_IF_ERROR(require_fixed_width(ctx, x->dtype));
-  OP_ASSIGN_OR_RETURN(auto repeats, ctx.const_ints(1, "repeats"));
+  OP_ASSIGN_OR_RETURN(auto repeats, ints_for_shape(ctx, 1, "repeats"));
   size_t rank = x->shape.size();
   if (repeats.size() != rank)
     return ctx.error("repeats has " + std::to_string(repeats.size()) + " entries for rank " +
