@@ -1,10 +1,7 @@
-// Tensors generated from a shape or a size: EyeLike (ones on a diagonal, the
-// input's shape) and the window functions HannWindow, HammingWindow and
-// BlackmanWindow (opset 17; the length is a value, so it must be known at plan
-// time and the window is computed then).
+// EyeLike: ones on a diagonal, in the input's shape. (The window functions are
+// in ops/math/signal.cc.)
 #include <cmath>
 #include <cstring>
-#include <numbers>
 
 #include "runtime/ops/dispatch.h"
 #include "runtime/ops/tensor/tensor_ops.h"
@@ -28,40 +25,7 @@ bool store_as(int32_t dtype, void* data, int64_t i, double v) {
   });
 }
 
-// w[n] = sum_j a_j cos(2 pi j n / N) with alternating signs, N = size (periodic) or size - 1.
-BuildResult build_window(BuildContext& ctx, std::vector<double> coefficients) {
-  OP_ASSIGN_OR_RETURN(auto size_v, ints_for_shape(ctx, 0, "size"));
-  if (size_v.size() != 1 || size_v[0] < 0) return ctx.error("size must be one non-negative value");
-  int64_t size = size_v[0];
-  if (size > (int64_t(1) << 30)) return ctx.error("size is too large");
-  int32_t dtype = int32_t(ctx.attr_int("output_datatype", kFloat));
-  bool periodic = ctx.attr_int("periodic", 1) != 0;
-  auto t = HostTensor::allocate(dtype, {size});
-  if (dtype_size(dtype) == 0)
-    return ctx.error("output_datatype " + dtype_name(dtype) + " is not supported");
-  double n_den = periodic ? double(size) : double(size - 1);
-  for (int64_t n = 0; n < size; ++n) {
-    double v = 0;
-    for (size_t j = 0; j < coefficients.size(); ++j) {
-      double c = n_den > 0 ? std::cos(2 * std::numbers::pi * double(j) * double(n) / n_den) : 1.0;
-      v += (j % 2 == 0 ? 1 : -1) * coefficients[j] * c;
-    }
-    if (!store_as(dtype, t.mutable_data(), n, v))
-      return ctx.error("output_datatype " + dtype_name(dtype) + " is not supported");
-  }
-  ctx.set_output_value(0, std::move(t));
-  return std::unique_ptr<Kernel>();
-}
-
 }  // namespace
-
-BuildResult build_hann_window(BuildContext& ctx) { return build_window(ctx, {0.5, 0.5}); }
-BuildResult build_hamming_window(BuildContext& ctx) {
-  return build_window(ctx, {25.0 / 46.0, 21.0 / 46.0});
-}
-BuildResult build_blackman_window(BuildContext& ctx) {
-  return build_window(ctx, {0.42, 0.5, 0.08});
-}
 
 BuildResult build_eye_like(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
