@@ -27,6 +27,7 @@
 #include "pack/format_list.h"
 #include "pack/gemm_b_weights.h"
 #include "resolve/memo_store.h"
+#include "resolve/payload_check.h"
 
 namespace onnx_prepack::cli {
 namespace {
@@ -45,7 +46,6 @@ using kernels::PackSourceLayout;
 Status record_memo(const std::string& output, const std::string& memo_dir,
                    digest::Algorithm algorithm,
                    const std::vector<std::pair<std::string, digest::Digest>>& hashed) {
-  if (hashed.empty()) return ok_status();
   OP_ASSIGN_OR_RETURN(auto out, format::Model::load(output));
   resolve::MemoStore store(memo_dir.empty() ? resolve::MemoStore::default_dir() : memo_dir);
   for (const auto& [name, d] : hashed) {
@@ -59,6 +59,18 @@ Status record_memo(const std::string& output, const std::string& memo_dir,
       OP_ASSIGN_OR_RETURN(key, store.key_for(*out, index, algorithm));
     }
     OP_RETURN_IF_ERROR(store.record(key, d));
+  }
+  // Payloads too (SPEC 4.6): a memo load of the output then hashes nothing.
+  for (int i = 0; i < out->proto().compiled_tensors_size(); ++i) {
+    Result<resolve::PayloadMemo> pm = resolve::payload_memo_for(*out, i);
+    if (!pm.ok()) continue;
+    const int64_t changed = std::max(pm->key.file.mtime_ns, pm->key.file.ctime_ns);
+    const int64_t wait_ns = changed + store.granularity_ns(pm->key) - pm->key.stat_time_ns;
+    if (wait_ns > 0) {
+      ::usleep(useconds_t(wait_ns / 1000 + 1000));
+      OP_ASSIGN_OR_RETURN(pm, resolve::payload_memo_for(*out, i));
+    }
+    OP_RETURN_IF_ERROR(store.record(pm->key, pm->digest));
   }
   return ok_status();
 }
@@ -199,6 +211,15 @@ int cmd_compile(int argc, char** argv) {
 
   std::map<std::string, int> type_index, device_index;
   for (int i = 0; i < out.struct_types_size(); ++i) type_index[out.struct_types(i).name()] = i;
+  // Recompiling a compiled model (in place too): reuse its devices, so the new
+  // entries replace the old ones of the same key instead of adding duplicates.
+  for (int i = 0; i < out.devices_size(); ++i) {
+    const onnx::DeviceProto& d = out.devices(i);
+    if (d.type() == "cpu" && !d.has_index() && d.metadata_props_size() == 0 &&
+        d.runtime() == device::kRuntimeName && d.runtime_version() == device::kPackingAbiVersion) {
+      device_index.emplace(d.architecture(), i);
+    }
+  }
   uint64_t payload_bytes = 0;
   size_t entries = 0;
   std::vector<onnx::CompiledTensorProto> compiled;
@@ -310,9 +331,26 @@ int cmd_compile(int argc, char** argv) {
           return pack::gemm_b_pack(*p->format, p->source, dst, &pool).with_context(p->context);
         }};
   }
+  // SPEC 4.6: every payload written records its digest; entries whose old
+  // payload is gone or truncated are replaced, not fatal; the data file gets a
+  // fresh name and the model is published last.
+  wo.on_payload = [&out, &pool, first_new](int i, std::span<const uint8_t> payload) {
+    auto* ct = out.mutable_compiled_tensors(i);
+    if (i < first_new) return resolve::copied_payload_intact(*ct, payload, &pool);
+    if (auto alg = digest::algorithm_from_name(ct->digest_algorithm())) {
+      resolve::set_payload_digest(*ct->mutable_metadata_props(), *alg, payload, &pool);
+    }
+    return true;
+  };
+  wo.drop_unreadable_payloads = true;
+  wo.fresh_data_file = true;
   auto written = format::write_model(out, *args->get("output"), wo, model.get());
   progress(pending.size(), pending.size(), "");
-  if (!written.ok()) return report_error("compile", written.status());
+  if (!written.ok()) {
+    report_error("compile", written.status());
+    return written.status().code() == StatusCode::kIoError ? kExitFailure
+                                                           : exit_code_for(written.status());
+  }
   if (!args->has("no-memo")) {
     Status st =
         record_memo(*args->get("output"), args->get("memo-dir").value_or(""), *algorithm, hashed);

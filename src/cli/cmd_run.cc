@@ -231,11 +231,17 @@ int cmd_run(int argc, char** argv) {
 
   // resolver + weights
   std::unique_ptr<resolve::CacheStore> store;
+  std::string store_error;  // the store could not be opened: the run goes on without it
   if (cache_dir != "off") {
     auto s = resolve::CacheStore::open(cache_dir, resolve::CacheMode::kReadWrite,
                                        uint64_t(*cache_max) << 20);
-    if (!s.ok()) return report_error("run", s.status());
-    store = std::move(*s);
+    if (s.ok()) {
+      store = std::move(*s);
+    } else {
+      store_error = s.status().message();
+      std::fprintf(stderr, "onnx-prepack run: running without the cache store: %s\n",
+                   store_error.c_str());
+    }
   }
   resolve::ResolverOptions ro;
   ro.verify = *policy;
@@ -345,6 +351,7 @@ int cmd_run(int argc, char** argv) {
     j["verify"] =
         weights_mode == "packed" ? std::string(resolve::verify_policy_name(*policy)) : "none";
     j["cache"] = cache_dir;
+    if (!store_error.empty()) j["store_error"] = store_error;
     j["weights_mode"] = weights_mode;
     j["timings_ms"] = std::move(timings);
     Json ws = Json::array();

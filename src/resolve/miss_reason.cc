@@ -43,6 +43,10 @@ constexpr std::array<ReasonInfo, kMissReasonCount> kReasons = {{
      "the source initializer has no digest (its data does not match its dims or is unreadable)"},
     {MissReason::kStaleDigest, "stale_digest",
      "the source content changed since the entry was written"},
+    {MissReason::kUnverifiablePayload, "unverifiable_payload",
+     "the entry has no payload_digest, so its payload cannot be verified (full, memo)"},
+    {MissReason::kCorruptPayload, "corrupt_payload",
+     "the payload bytes differ from the entry's payload_digest"},
     {MissReason::kNotPreferred, "not_preferred",
      "usable, but another entry was preferred (format order, then earliest entry)"},
 }};

@@ -60,6 +60,10 @@ int progress(MissReason r) {
       return 11;
     case MissReason::kStaleDigest:
       return 12;
+    case MissReason::kUnverifiablePayload:
+      return 13;
+    case MissReason::kCorruptPayload:
+      return 14;
     default:
       return 0;
   }
@@ -380,6 +384,7 @@ Resolution Resolver::resolve_rules(const PackRequest& request) {
       }
     }
     if (winner == nullptr) {
+      if (!payload_ok(ct.metadata_props(), ct.digest_algorithm(), s.hit, ctx, c, out)) continue;
       winner = &s;
       c.chosen = true;
     } else {
@@ -476,9 +481,6 @@ void Resolver::try_cache(const PackRequest& request, const onnx::TensorProto& so
         continue;
       }
     }
-    c.usable = true;
-    c.chosen = true;
-    out.candidates.push_back(std::move(c));
     Hit hit;
     hit.entry = -1;
     hit.cache_path = entry.path;
@@ -491,6 +493,14 @@ void Resolver::try_cache(const PackRequest& request, const onnx::TensorProto& so
     // Keep both the message (type, device) and the mapping alive.
     auto holder = std::make_shared<CacheEntry>(std::move(entry));
     hit.keep_alive = holder;
+    const onnx::CompiledTensorProto& ct = p.compiled_tensors(0);
+    if (!payload_ok(ct.metadata_props(), ct.digest_algorithm(), hit, c.origin, c, out)) {
+      out.candidates.push_back(std::move(c));
+      continue;  // the repack's write-back replaces the damaged entry
+    }
+    c.usable = true;
+    c.chosen = true;
+    out.candidates.push_back(std::move(c));
     out.verified = true;  // the key is the digest just computed or trusted
     out.bytes_mapped = hit.payload.size();
     out.bytes_to_pack = 0;
@@ -530,7 +540,7 @@ Status Resolver::store(const PackRequest& request, const AcceptableFormat& forma
   dev.set_runtime(options_.runtime_name);
   dev.set_runtime_version(options_.runtime_version);
   onnx::StructTypeProto t = type;
-  return store->publish(key, request.source_name, dev, t, dims, payload);
+  return store->publish(key, request.source_name, dev, t, dims, payload, options_.pool);
 }
 
 }  // namespace onnx_prepack::resolve
