@@ -186,6 +186,18 @@ int cmd_compile(int argc, char** argv) {
       }
       arch = std::string(f->architecture);
     } else if (!known_arch.count(t)) {
+      // Any SPEC 6 architecture string (psABI levels too: x86_64-v3, x86_64-v4-avx512vnni):
+      // the best format whose required features that target has.
+      if (auto pretended = device::HostDescription::pretend(t); pretended.ok()) {
+        for (const pack::GemmBFormat* f : pack::gemm_b_formats()) {
+          if (device::match_architecture(f->architecture, *pretended).ok()) {
+            arch = std::string(f->architecture);
+            break;
+          }
+        }
+      }
+    }
+    if (!known_arch.count(arch)) {
       std::string list;
       for (const auto& a : known_arch) list += (list.empty() ? "" : ", ") + a;
       return report_error("compile", invalid_argument("--target '" + t +

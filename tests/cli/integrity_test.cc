@@ -260,3 +260,35 @@ TEST(CompilePublish, WriteFailureExitsThree) {
 
 }  // namespace
 }  // namespace onnx_prepack
+
+namespace onnx_prepack {
+namespace {
+
+TEST(CompileTarget, PsabiLevelsPickTheBestFormatTheTargetMeets) {
+  testing::TempDir dir;
+  testing::write_bytes(dir.file("m.onnx"), testing::make_mlp(16, 32, 8, 1).SerializeAsString());
+  std::string out;
+  const std::pair<const char*, const char*> cases[] = {
+      {"x86_64-v3", "\"architecture\": \"x86_64-avx2-fma\""},
+      {"x86_64-v4", "\"architecture\": \"x86_64-avx512f\""},
+      {"x86_64-v4-avx512vnni", "\"architecture\": \"x86_64-avx512f\""},
+  };
+  for (const auto& [target, want] : cases) {
+    ASSERT_EQ(testing::run_command(cli() + " compile " + dir.file("m.onnx") + " -o " +
+                                       dir.file("c.onnx") + " --no-memo --target " + target,
+                                   &out),
+              0)
+        << target << out;
+    ASSERT_EQ(testing::run_command(cli() + " inspect --json " + dir.file("c.onnx"), &out), 0);
+    EXPECT_NE(out.find(want), std::string::npos) << target << out;
+  }
+  // A target too old for any packed format, and one that does not parse.
+  EXPECT_EQ(testing::run_command(cli() + " compile " + dir.file("m.onnx") + " -o " +
+                                     dir.file("c.onnx") + " --target x86_64-v2",
+                                 &out),
+            2);
+  EXPECT_NE(out.find("--target 'x86_64-v2'"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace onnx_prepack

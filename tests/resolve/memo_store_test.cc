@@ -162,3 +162,33 @@ TEST(MemoStore, CorruptRecordIsIgnored) {
 
 }  // namespace
 }  // namespace onnx_prepack::resolve
+
+namespace onnx_prepack::resolve {
+namespace {
+
+TEST(MemoStore, CleanupBoundsTheFolderAndRemovesDeadWritersTemporaries) {
+  onnx_prepack::testing::TempDir dir;
+  const std::string memo = dir.file("memo");
+  std::filesystem::create_directories(memo);
+  for (int i = 0; i < 20; ++i) {
+    const std::string p = memo + "/" + std::to_string(100 + i) + ".memo";
+    onnx_prepack::testing::write_bytes(p, "x");
+    timespec ts[2];
+    ts[0].tv_sec = ts[1].tv_sec = 1'000'000 + i;  // record i is the i-th oldest
+    ts[0].tv_nsec = ts[1].tv_nsec = 0;
+    ASSERT_EQ(utimensat(AT_FDCWD, p.c_str(), ts, 0), 0);
+  }
+  onnx_prepack::testing::write_bytes(memo + "/ab.memo.tmp.4194303.0badf00d", "partial");
+  MemoStore store(memo);
+  auto removed = store.cleanup(8);
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(*removed, 14u + 1u);  // down to 6 (3/4 of 8), and the temporary
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(std::filesystem::exists(memo + "/" + std::to_string(100 + i) + ".memo"), i >= 14)
+        << i;
+  }
+  EXPECT_FALSE(std::filesystem::exists(memo + "/ab.memo.tmp.4194303.0badf00d"));
+}
+
+}  // namespace
+}  // namespace onnx_prepack::resolve

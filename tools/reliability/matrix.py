@@ -301,23 +301,34 @@ def main():
     ap.add_argument("--cli", required=True)
     ap.add_argument("--long", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--mutations", type=int, help="model payload/metadata mutations")
+    ap.add_argument("--store-mutations", type=int)
+    ap.add_argument("--kills", type=int, help="kill -9 during compile")
     a = ap.parse_args()
     cli = os.path.abspath(a.cli)
     rng = random.Random(a.seed)
     tally = Tally()
     sizes = dict(mut=2400, store=400, kills=100, writers=40, step=200) if a.long else \
         dict(mut=48, store=12, kills=6, writers=4, step=1024)
+    for key, value in (("mut", a.mutations), ("store", a.store_mutations), ("kills", a.kills)):
+        if value is not None:
+            sizes[key] = value
     with tempfile.TemporaryDirectory(prefix="op-matrix-") as work:
         def sub(name):
             p = os.path.join(work, name)
             os.makedirs(p)
             return p
-        mutation_classes(cli, None, tally, rng, sizes["mut"], sub("mut"))
-        store_classes(cli, tally, rng, sizes["store"], sub("store"))
-        kill_compile(cli, tally, rng, sizes["kills"], sub("kill"))
-        kill_writers(cli, tally, rng, sizes["writers"], sub("writers"))
-        disk_full(cli, tally, sizes["step"], sub("full"))
-        hostile(cli, tally, sub("hostile"))
+        steps = [lambda: mutation_classes(cli, None, tally, rng, sizes["mut"], sub("mut")),
+                 lambda: store_classes(cli, tally, rng, sizes["store"], sub("store")),
+                 lambda: kill_compile(cli, tally, rng, sizes["kills"], sub("kill")),
+                 lambda: kill_writers(cli, tally, rng, sizes["writers"], sub("writers")),
+                 lambda: disk_full(cli, tally, sizes["step"], sub("full")),
+                 lambda: hostile(cli, tally, sub("hostile"))]
+        for step in steps:
+            step()
+            if a.long:  # partial tables while a long run goes on
+                tally.print()
+                print(flush=True)
     bad = tally.print()
     sys.exit(1 if bad else 0)
 
