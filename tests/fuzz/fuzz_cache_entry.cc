@@ -98,3 +98,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   return 0;
 }
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  ::setenv("ONNX_PREPACK_MEMORY_BUDGET", "256M", 1);
+  return 0;
+}
