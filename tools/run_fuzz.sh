@@ -32,8 +32,10 @@ for target in "${targets[@]}"; do
   cp -r "$root/tests/fuzz/corpus/$target/." "$corpus/"
   log="$scratch/$target.log"
   set +e
+  # Failing inputs are kept beside the build (the scratch folder is removed).
+  mkdir -p "$build/fuzz-artifacts"
   (cd "$scratch" && "$exe" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
-      -print_final_stats=1 "$corpus") >"$log" 2>&1
+      -print_final_stats=1 -artifact_prefix="$build/fuzz-artifacts/$target-" "$corpus") >"$log" 2>&1
   rc=$?
   set -e
   runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1 || true)
