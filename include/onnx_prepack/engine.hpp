@@ -100,6 +100,9 @@ class Engine {
   uint64_t bytes_populated() const;  // hits' pages populated by the plans
   runtime::PlanStats plan_stats() const;
   EngineTimings timings() const;
+  // Why the cache store could not be opened ("" when it was, or none was asked
+  // for); the engine then runs without it.
+  const std::string& store_error() const;
 
  private:
   struct State;

@@ -1,10 +1,13 @@
 #include "base/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -78,6 +81,33 @@ Status AtomicFileWriter::write_zeros(uint64_t count) {
     count -= n;
   }
   return ok_status();
+}
+
+Status AtomicFileWriter::commit_as(const std::string& final_path) {
+  final_path_ = final_path;
+  return commit();
+}
+
+int remove_stale_temporaries(const std::string& final_path) {
+  const std::string dir = parent_dir(final_path);
+  const auto slash = final_path.find_last_of('/');
+  const std::string name = slash == std::string::npos ? final_path : final_path.substr(slash + 1);
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return 0;
+  int removed = 0;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string f = e->d_name;
+    if (f.rfind(name, 0) != 0) continue;
+    const auto tmp = f.find(".tmp.", name.size());
+    if (tmp == std::string::npos) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(f.c_str() + tmp + 5, &end, 10);
+    if (pid <= 0 || end == nullptr || *end != '.') continue;
+    if (::kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;  // its writer may still run
+    if (::unlinkat(::dirfd(d), f.c_str(), 0) == 0) ++removed;
+  }
+  ::closedir(d);
+  return removed;
 }
 
 Status AtomicFileWriter::commit() {

@@ -23,6 +23,8 @@ class AtomicFileWriter {
   Status write_zeros(uint64_t count);
   uint64_t offset() const { return offset_; }
   Status commit();  // fsync + rename + fsync(dir)
+  // commit() onto another name in the same folder (decided after writing).
+  Status commit_as(const std::string& final_path);
 
  private:
   AtomicFileWriter() = default;
@@ -32,6 +34,12 @@ class AtomicFileWriter {
   std::string temp_path_;
   bool committed_ = false;
 };
+
+// Removes temporary files that AtomicFileWriter left beside `final_path` (or
+// beside any file whose name starts with its name, such as its data files)
+// when its process was killed: "<name>*.tmp.<pid>.<hex>" whose pid no longer
+// runs. Best effort; returns how many were removed.
+int remove_stale_temporaries(const std::string& final_path);
 
 Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes);
 Result<std::vector<uint8_t>> read_file(const std::string& path, uint64_t max_bytes);

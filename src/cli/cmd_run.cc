@@ -279,6 +279,7 @@ void print_json(const Engine& engine, RunReport& r) {
   j["threads"] = uint64_t(engine.threads());
   j["verify"] = o.weights == "packed" ? o.verify : "none";
   j["cache"] = o.cache_dir;
+  if (!engine.store_error().empty()) j["store_error"] = engine.store_error();
   j["weights_mode"] = o.weights;
   j["timings_ms"] = timings_json(r);
   Json ws = Json::array();
@@ -357,6 +358,10 @@ int cmd_run(int argc, char** argv) {
   report.model = args->positionals()[0];
   auto engine = Engine::open(report.model, *options);
   if (!engine.ok()) return report_error("run", engine.status());
+  if (!(*engine)->store_error().empty()) {
+    std::fprintf(stderr, "onnx-prepack run: running without the cache store: %s\n",
+                 (*engine)->store_error().c_str());
+  }
   auto feeds = read_inputs(*args, **engine, uint64_t(*seed));
   if (!feeds.ok()) return report_error("run", feeds.status());
   std::map<std::string, runtime::Tensor> inputs;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "format/model.h"
 
 namespace {
 
@@ -47,6 +48,17 @@ int main(int argc, char** argv) {
     std::printf("onnx-prepack 0.1.0\n");
     return 0;
   }
+  // A global option, for every command: follow symbolic links out of the
+  // model's folder for external data (docs/cli.md, "External data").
+  int kept = 2;
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--allow-external-links") == 0) {
+      onnx_prepack::format::set_allow_external_links_outside(true);
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
   for (const auto& c : kCommands) {
     if (name != c.name) continue;
     // Sizes from models and options are checked before allocating; this is the

@@ -29,6 +29,7 @@
 #include "pack/gemm_b_weights.h"
 #include "pack/q_gemm_b.h"
 #include "resolve/memo_store.h"
+#include "resolve/payload_check.h"
 
 namespace onnx_prepack {
 namespace {
@@ -42,7 +43,6 @@ using kernels::PackSourceLayout;
 Status record_memo(const std::string& output, const std::string& memo_dir,
                    digest::Algorithm algorithm,
                    const std::vector<std::pair<std::string, digest::Digest>>& hashed) {
-  if (hashed.empty()) return ok_status();
   OP_ASSIGN_OR_RETURN(auto out, format::Model::load(output));
   resolve::MemoStore store(memo_dir.empty() ? resolve::MemoStore::default_dir() : memo_dir);
   for (const auto& [name, d] : hashed) {
@@ -56,6 +56,18 @@ Status record_memo(const std::string& output, const std::string& memo_dir,
       OP_ASSIGN_OR_RETURN(key, store.key_for(*out, index, algorithm));
     }
     OP_RETURN_IF_ERROR(store.record(key, d));
+  }
+  // Payloads too (SPEC 4.6): a memo load of the output then hashes nothing.
+  for (int i = 0; i < out->proto().compiled_tensors_size(); ++i) {
+    Result<resolve::PayloadMemo> pm = resolve::payload_memo_for(*out, i);
+    if (!pm.ok()) continue;
+    const int64_t changed = std::max(pm->key.file.mtime_ns, pm->key.file.ctime_ns);
+    const int64_t wait_ns = changed + store.granularity_ns(pm->key) - pm->key.stat_time_ns;
+    if (wait_ns > 0) {
+      ::usleep(useconds_t(wait_ns / 1000 + 1000));
+      OP_ASSIGN_OR_RETURN(pm, resolve::payload_memo_for(*out, i));
+    }
+    OP_RETURN_IF_ERROR(store.record(pm->key, pm->digest));
   }
   return ok_status();
 }
@@ -139,6 +151,18 @@ Result<std::vector<std::string>> target_architectures(const std::vector<std::str
                                                   device::host_isa_level())
                           ->architecture);
     } else if (!known_arch.count(t)) {
+      // Any SPEC 6 architecture string (psABI levels too: x86_64-v3, x86_64-v4-avx512vnni):
+      // the best format whose required features that target has.
+      if (auto pretended = device::HostDescription::pretend(t); pretended.ok()) {
+        for (const pack::GemmBFormat* f : pack::gemm_b_formats()) {
+          if (device::match_architecture(f->architecture, *pretended).ok()) {
+            arch = std::string(f->architecture);
+            break;
+          }
+        }
+      }
+    }
+    if (!known_arch.count(arch)) {
       std::string list;
       for (const auto& a : known_arch) list += (list.empty() ? "" : ", ") + a;
       return invalid_argument("--target '" + t +
@@ -168,6 +192,16 @@ class Compiler {
         archs_(std::move(archs)),
         pool_(pool) {
     for (int i = 0; i < out_.struct_types_size(); ++i) type_index_[out_.struct_types(i).name()] = i;
+    // Recompiling a compiled model (in place too): reuse its devices, so the new
+    // entries replace the old ones of the same key instead of adding duplicates.
+    for (int i = 0; i < out_.devices_size(); ++i) {
+      const onnx::DeviceProto& d = out_.devices(i);
+      if (d.type() == "cpu" && !d.has_index() && d.metadata_props_size() == 0 &&
+          d.runtime() == device::kRuntimeName &&
+          d.runtime_version() == device::kPackingAbiVersion) {
+        device_index_.emplace(d.architecture(), i);
+      }
+    }
   }
 
   Status add(const Job& job);
@@ -353,6 +387,21 @@ Result<format::WriteReport> Compiler::write(const std::string& dst, const Compil
           return p->pack(dst).with_context(p->context);
         }};
   }
+  // SPEC 4.6: every payload written records its digest; entries whose old
+  // payload is gone or truncated are replaced, not fatal; the data file gets a
+  // fresh name and the model is published last.
+  onnx::ModelProto& out = out_;
+  base::ThreadPool* pool = pool_;
+  wo.on_payload = [&out, pool, first_new](int i, std::span<const uint8_t> payload) {
+    auto* ct = out.mutable_compiled_tensors(i);
+    if (i < first_new) return resolve::copied_payload_intact(*ct, payload, pool);
+    if (auto alg = digest::algorithm_from_name(ct->digest_algorithm())) {
+      resolve::set_payload_digest(*ct->mutable_metadata_props(), *alg, payload, pool);
+    }
+    return true;
+  };
+  wo.drop_unreadable_payloads = true;
+  wo.fresh_data_file = true;
   auto written = format::write_model(out_, dst, wo, &model_);
   if (progress) progress(pending_.size(), pending_.size(), "");
   return written;

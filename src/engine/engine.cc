@@ -50,6 +50,7 @@ struct Engine::State {
   std::unique_ptr<base::ThreadPool> own_pool;
   base::ThreadPool* pool = nullptr;
   std::unique_ptr<resolve::CacheStore> store;
+  std::string store_error;  // the store could not be opened: the engine runs without it
   std::unique_ptr<resolve::Resolver> resolver;
   std::unique_ptr<runtime::ResolvedWeights> prepared;
   std::unique_ptr<runtime::Session> session;
@@ -104,7 +105,14 @@ Result<std::unique_ptr<Engine>> Engine::open_model(std::shared_ptr<const format:
   runtime::SessionOptions so;
   so.pool = s->pool;
   if (s->options.weights == "packed") {
-    OP_ASSIGN_OR_RETURN(s->store, engine::open_cache_store(s->options));
+    // A store that cannot be opened (read-only filesystem, a file in its place,
+    // no inodes) is never fatal: the run goes on without it and reports why.
+    auto store = engine::open_cache_store(s->options);
+    if (store.ok()) {
+      s->store = std::move(*store);
+    } else {
+      s->store_error = store.status().message();
+    }
     resolve::ResolverOptions ro;
     ro.verify = *resolve::verify_policy_from_name(s->options.verify);
     ro.memo_dir = s->options.memo_dir;
@@ -222,6 +230,8 @@ runtime::PlanStats Engine::plan_stats() const {
   std::lock_guard<std::mutex> lock(s_->mu);
   return s_->session->stats();
 }
+
+const std::string& Engine::store_error() const { return s_->store_error; }
 
 EngineTimings Engine::timings() const {
   std::lock_guard<std::mutex> lock(s_->mu);

@@ -1,9 +1,12 @@
 #include "format/model.h"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <stdlib.h>
 
+#include <atomic>
 #include <charconv>
 #include <climits>
+#include <cstdlib>
 
 #include "format/wire_scan.h"
 
@@ -59,6 +62,38 @@ Result<uint64_t> parse_u64(std::string_view key, std::string_view text) {
 }
 
 }  // namespace
+
+namespace {
+std::atomic<int> g_allow_links{-1};  // -1: not set, read the environment
+
+// `path` resolves (symbolic links followed) to a file below `dir`.
+Status check_inside(const std::string& dir, const std::string& path, std::string_view location) {
+  char* d = ::realpath(dir.c_str(), nullptr);
+  char* p = ::realpath(path.c_str(), nullptr);
+  std::string real_dir = d ? d : "", real_path = p ? p : "";
+  std::free(d);
+  std::free(p);
+  if (real_dir.empty() || real_path.empty()) return ok_status();  // the open reports it
+  if (real_dir != "/") real_dir += "/";
+  if (real_path.rfind(real_dir, 0) == 0) return ok_status();
+  return invalid_argument("external data '" + std::string(location) + "' resolves to '" +
+                          real_path +
+                          "', outside the model's folder (a symbolic link); refused unless "
+                          "--allow-external-links or ONNX_PREPACK_ALLOW_EXTERNAL_LINKS=1");
+}
+}  // namespace
+
+void set_allow_external_links_outside(bool allow) { g_allow_links = allow ? 1 : 0; }
+
+bool allow_external_links_outside() {
+  int v = g_allow_links.load();
+  if (v < 0) {
+    const char* e = std::getenv("ONNX_PREPACK_ALLOW_EXTERNAL_LINKS");
+    v = e != nullptr && std::string_view(e) == "1" ? 1 : 0;
+    g_allow_links = v;
+  }
+  return v == 1;
+}
 
 Status check_external_location(std::string_view loc) {
   if (loc.empty()) return invalid_argument("external data has no location");
@@ -178,7 +213,12 @@ Result<ExternalSpan> Model::resolve_external(const ExternalDataEntries& entries,
     if (it != files_.end()) {
       file = it->second;
     } else {
-      auto opened = base::MappedFile::open(base_dir_ + "/" + ref->location);
+      const std::string full = base_dir_ + "/" + ref->location;
+      if (!allow_external_links_outside()) {
+        Status inside = check_inside(base_dir_, full, ref->location);
+        if (!inside.ok()) return inside.with_context(context);
+      }
+      auto opened = base::MappedFile::open(full);
       if (!opened.ok()) {
         return opened.status().with_context(std::string(context) + ": external data '" +
                                             ref->location + "'");

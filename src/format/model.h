@@ -99,6 +99,14 @@ class Model {
   mutable std::map<std::string, std::shared_ptr<base::MappedFile>> files_;
 };
 
+// External data and payload files must lie inside the model's folder once
+// symbolic links are resolved (decision, like ONNX Runtime's checks on
+// external data paths): a link inside the folder that points outside it is
+// refused unless allowed here (CLI: --allow-external-links) or with
+// ONNX_PREPACK_ALLOW_EXTERNAL_LINKS=1. Process-wide.
+void set_allow_external_links_outside(bool allow);
+bool allow_external_links_outside();
+
 // Validates an external location: relative, no "..", no empty component.
 Status check_external_location(std::string_view location);
 

@@ -1,9 +1,16 @@
 #include "format/model_writer.h"
 
+#include <unistd.h>
+
+#include <cctype>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <optional>
+#include <random>
+#include <set>
 #include <vector>
 
 #include "base/atomic_file.h"
@@ -63,6 +70,68 @@ Status serialize_to(const onnx::ModelProto& proto, const std::string& path) {
       path, {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
 }
 
+// "<model>.<16 hex>.data": fresh for every write (random, never reused).
+std::string fresh_data_name(const std::string& model_name) {
+  std::random_device rd;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%08x%08x", unsigned(rd()), unsigned(rd()));
+  return model_name + "." + hex + ".data";
+}
+
+// A data file name this writer gives for `model_name`: "<model>.data" or
+// "<model>.<16 hex>.data". Only these are ever removed.
+bool is_our_data_name(const std::string& model_name, const std::string& name) {
+  if (name == model_name + ".data") return true;
+  const std::string prefix = model_name + ".";
+  if (name.size() != prefix.size() + 16 + 5 || name.rfind(prefix, 0) != 0) return false;
+  if (name.compare(name.size() - 5, 5, ".data") != 0) return false;
+  for (size_t i = prefix.size(); i < prefix.size() + 16; ++i) {
+    if (!std::isxdigit(static_cast<unsigned char>(name[i]))) return false;
+  }
+  return true;
+}
+
+void for_each_location(const onnx::ModelProto& proto,
+                       const std::function<void(const std::string&)>& f) {
+  auto visit = [&](const google::protobuf::RepeatedPtrField<onnx::StringStringEntryProto>& kv) {
+    for (const auto& e : kv) {
+      if (e.key() == "location") f(e.value());
+    }
+  };
+  for (const auto& t : proto.graph().initializer()) visit(t.external_data());
+  for (const auto& ct : proto.compiled_tensors()) visit(ct.value().external_data());
+}
+
+std::set<std::string> locations_of(const onnx::ModelProto& proto) {
+  std::set<std::string> out;
+  for_each_location(proto, [&](const std::string& l) { out.insert(l); });
+  return out;
+}
+
+void rename_location(onnx::ModelProto& proto, const std::string& from, const std::string& to) {
+  auto visit = [&](google::protobuf::RepeatedPtrField<onnx::StringStringEntryProto>* kv) {
+    for (auto& e : *kv) {
+      if (e.key() == "location" && e.value() == from) e.set_value(to);
+    }
+  };
+  for (auto& t : *proto.mutable_graph()->mutable_initializer()) visit(t.mutable_external_data());
+  for (auto& ct : *proto.mutable_compiled_tensors()) {
+    visit(ct.mutable_value()->mutable_external_data());
+  }
+}
+
+// Data files of the model now at `path` that carry our names for it.
+std::set<std::string> our_data_files_of(const std::string& path) {
+  std::set<std::string> out;
+  Result<std::unique_ptr<Model>> old = Model::load(path);
+  if (!old.ok()) return out;
+  const std::string name = file_name_of(path);
+  for (const std::string& l : locations_of((*old)->proto())) {
+    if (is_our_data_name(name, l)) out.insert(l);
+  }
+  return out;
+}
+
 }  // namespace
 
 Status write_model_inline(const onnx::ModelProto& proto, const std::string& path) {
@@ -77,6 +146,7 @@ Result<WriteReport> write_model(onnx::ModelProto& proto, const std::string& path
       options.data_file.empty() ? file_name_of(path) + ".data" : options.data_file;
   OP_RETURN_IF_ERROR(check_external_location(location));
   const bool same_folder = source != nullptr && same_dir(source->base_dir(), out_dir);
+  if (options.fresh_data_file) base::remove_stale_temporaries(path);
 
   std::optional<base::AtomicFileWriter> writer;
   auto open_writer = [&]() -> Status {
@@ -94,6 +164,7 @@ Result<WriteReport> write_model(onnx::ModelProto& proto, const std::string& path
   };
 
   std::vector<uint8_t> lazy_buffer;  // reused: one produced payload in memory at a time
+  std::vector<int> dropped;          // unreadable existing payloads (drop_unreadable_payloads)
   for (int i = 0; i < proto.compiled_tensors_size(); ++i) {
     auto* value = proto.mutable_compiled_tensors(i)->mutable_value();
     const std::string ctx = "compiled_tensors[" + std::to_string(i) + "].value";
@@ -104,6 +175,9 @@ Result<WriteReport> write_model(onnx::ModelProto& proto, const std::string& path
       lazy_buffer.assign(size_t(lazy->second.size), 0);
       Status filled = lazy->second.fill(lazy_buffer);
       if (!filled.ok()) return filled.with_context(ctx);
+      if (options.on_payload && !options.on_payload(i, lazy_buffer)) {
+        return internal_error(ctx + ": a produced payload was refused");
+      }
       OP_ASSIGN_OR_RETURN(uint64_t off, append(lazy_buffer));
       set_external(value->mutable_external_data(), location, off, lazy_buffer.size());
       ++report.payloads_external;
@@ -113,15 +187,29 @@ Result<WriteReport> write_model(onnx::ModelProto& proto, const std::string& path
       if (source == nullptr) {
         return invalid_argument(ctx + ": payload is external but no source model was given");
       }
-      OP_ASSIGN_OR_RETURN(ExternalSpan span, source->resolve_external(value->external_data(), ctx));
-      OP_ASSIGN_OR_RETURN(uint64_t off, append(span.bytes()));
-      set_external(value->mutable_external_data(), location, off, span.length);
+      Result<ExternalSpan> span = source->resolve_external(value->external_data(), ctx);
+      if (!span.ok() && options.drop_unreadable_payloads) {
+        dropped.push_back(i);  // an entry to replace, not a reason to fail
+        continue;
+      }
+      if (!span.ok()) return span.status();
+      if (options.on_payload && !options.on_payload(i, span->bytes())) {
+        dropped.push_back(i);
+        continue;
+      }
+      OP_ASSIGN_OR_RETURN(uint64_t off, append(span->bytes()));
+      set_external(value->mutable_external_data(), location, off, span->length);
       ++report.payloads_external;
     } else if (value->raw_data().size() >= options.payload_threshold &&
                !value->raw_data().empty()) {
       const std::string& raw = value->raw_data();
-      OP_ASSIGN_OR_RETURN(uint64_t off,
-                          append({reinterpret_cast<const uint8_t*>(raw.data()), raw.size()}));
+      const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(raw.data()),
+                                           raw.size());
+      if (options.on_payload && !options.on_payload(i, bytes)) {
+        dropped.push_back(i);
+        continue;
+      }
+      OP_ASSIGN_OR_RETURN(uint64_t off, append(bytes));
       set_external(value->mutable_external_data(), location, off, raw.size());
       value->clear_raw_data();
       ++report.payloads_external;
@@ -157,12 +245,40 @@ Result<WriteReport> write_model(onnx::ModelProto& proto, const std::string& path
     }
   }
 
-  if (writer) {
-    report.data_file = location;
-    report.data_bytes = writer->offset();
-    OP_RETURN_IF_ERROR(writer->commit());
+  for (auto it = dropped.rbegin(); it != dropped.rend(); ++it) {
+    proto.mutable_compiled_tensors()->DeleteSubrange(*it, 1);
+    ++report.payloads_dropped;
   }
-  OP_RETURN_IF_ERROR(serialize_to(proto, path));
+
+  if (writer) {
+    report.data_bytes = writer->offset();
+    if (options.fresh_data_file) {
+      // The name is decided now, after the bytes: every reference is rewritten.
+      const std::string fresh = fresh_data_name(file_name_of(path));
+      rename_location(proto, location, fresh);
+      location = fresh;
+      OP_RETURN_IF_ERROR(writer->commit_as(out_dir + "/" + location));
+    } else {
+      OP_RETURN_IF_ERROR(writer->commit());
+    }
+    report.data_file = location;
+  }
+  // What the model being replaced referenced, read before it is replaced.
+  std::set<std::string> previous;
+  if (options.fresh_data_file) previous = our_data_files_of(path);
+  Status written = serialize_to(proto, path);
+  if (!written.ok()) {
+    // The new data file is referenced by nothing: do not leave it behind.
+    if (options.fresh_data_file && writer) ::unlink((out_dir + "/" + location).c_str());
+    return written;
+  }
+  if (options.fresh_data_file) {
+    const std::set<std::string> now = locations_of(proto);
+    for (const std::string& old : previous) {
+      if (now.count(old) != 0) continue;
+      if (::unlink((out_dir + "/" + old).c_str()) == 0) report.removed_data_files.push_back(old);
+    }
+  }
   return report;
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "format/model.h"
 
@@ -34,6 +35,21 @@ struct WriteOptions {
     std::function<Status(std::span<uint8_t>)> fill;
   };
   std::map<int, LazyPayload> lazy_payloads;
+  // Called with every compiled tensor's payload (produced, copied or moved out
+  // of raw_data) before it is written: `compile` records or checks
+  // payload_digest here (SPEC 4.6). Returning false drops the entry (a copied
+  // payload that fails its digest). Not called for payloads left inline.
+  std::function<bool(int index, std::span<const uint8_t> payload)> on_payload;
+  // Existing compiled tensors whose external payload cannot be read (missing
+  // file, range past the end) are dropped instead of failing the write; the
+  // count is in WriteReport::payloads_dropped.
+  bool drop_unreadable_payloads = false;
+  // SPEC 4.6 publication: the data file gets a fresh name ("<model>.<16 hex>.data"),
+  // the model is renamed into place last, and then the data files the replaced
+  // model referenced under our naming ("<model>.data", "<model>.<hex>.data") are
+  // removed unless the new model still references them. Temporary files of
+  // killed writers beside the output are removed first.
+  bool fresh_data_file = false;
 };
 
 struct WriteReport {
@@ -42,6 +58,8 @@ struct WriteReport {
   uint64_t tensors_external = 0;
   uint64_t payloads_external = 0;
   uint64_t tensors_referenced = 0;
+  uint64_t payloads_dropped = 0;
+  std::vector<std::string> removed_data_files;  // previous data files removed (fresh_data_file)
 };
 
 // `proto` is modified: moved tensors get external_data keys and lose raw_data.

@@ -127,7 +127,14 @@ Status check_wire_limits(std::span<const uint8_t> bytes, const WireLimits& limit
 
 std::string describe_parse_failure(std::span<const uint8_t> bytes) {
   if (bytes.size() > size_t(INT_MAX)) return "";
-  return locate(onnx::ModelProto::default_instance(), bytes, kParseRecursionLimit, "");
+  std::string where = locate(onnx::ModelProto::default_instance(), bytes, kParseRecursionLimit, "");
+  // A path hundreds of messages deep: its head and tail say enough.
+  constexpr size_t kHead = 160, kTail = 120;
+  const auto colon = where.rfind(": ");
+  if (colon != std::string::npos && colon > kHead + kTail + 5) {
+    where = where.substr(0, kHead) + " ... " + where.substr(colon - kTail);
+  }
+  return where;
 }
 
 }  // namespace onnx_prepack::format

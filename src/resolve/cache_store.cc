@@ -22,6 +22,7 @@
 
 #include "base/json.h"
 #include "format/metadata.h"
+#include "resolve/payload_check.h"
 #include "types/struct_type.h"
 
 namespace onnx_prepack::resolve {
@@ -211,13 +212,16 @@ Result<std::optional<CacheEntry>> CacheStore::lookup(const CacheKey& key) const 
   entry.path = entry_dir;
   entry.payload = span->bytes();
   entry.keep_alive = span->file;
+  entry.data_path = span->file->path();
+  entry.data_identity = span->file->identity();
   entry.model = std::move(model);
   return std::optional<CacheEntry>(std::move(entry));
 }
 
 Status CacheStore::publish(const CacheKey& key, std::string_view source_name,
                            const onnx::DeviceProto& device, const onnx::StructTypeProto& type,
-                           std::span<const uint64_t> dims, std::span<const uint8_t> payload) {
+                           std::span<const uint64_t> dims, std::span<const uint8_t> payload,
+                           base::ThreadPool* pool) {
   if (mode_ != CacheMode::kReadWrite) {
     return invalid_argument(dir_ + ": cache store is " + std::string(cache_mode_name(mode_)) +
                             ", publishing needs read-write");
@@ -249,6 +253,7 @@ Status CacheStore::publish(const CacheKey& key, std::string_view source_name,
   add_kv("location", kEntryData);
   add_kv("offset", "0");
   add_kv("length", std::to_string(payload.size()));
+  set_payload_digest(*ct->mutable_metadata_props(), key.algorithm, payload, pool);
   OP_ASSIGN_OR_RETURN(uint64_t want, types::value_byte_size(m, *v));
   if (want != payload.size()) {
     return invalid_argument("cache entry for '" + std::string(source_name) + "': payload is " +
@@ -259,7 +264,17 @@ Status CacheStore::publish(const CacheKey& key, std::string_view source_name,
   if (!m.SerializeToString(&serialized)) return internal_error("cannot serialise a cache entry");
 
   OP_ASSIGN_OR_RETURN(WriterLock lock, WriterLock::acquire(dir_));
-  if (::access(final_dir.c_str(), F_OK) == 0) return ok_status();  // an equal entry exists
+  if (::access(final_dir.c_str(), F_OK) == 0) {
+    if (entry_is_sound(key)) return ok_status();  // an equal, intact entry exists
+    // A truncated, corrupt or unreadable entry would be a miss forever: replace
+    // it. Renamed away first, so readers see the old entry or none.
+    const std::string away = dir_ + "/tmp/replaced." + id + "." + std::to_string(::getpid());
+    if (::rename(final_dir.c_str(), away.c_str()) != 0) {
+      return errno_status("cannot replace the damaged entry", final_dir);
+    }
+    std::error_code ec;
+    fs::remove_all(away, ec);
+  }
   std::random_device rd;
   const std::string tmp =
       dir_ + "/tmp/" + id + "." + std::to_string(::getpid()) + "." + std::to_string(rd());
@@ -281,6 +296,15 @@ Status CacheStore::publish(const CacheKey& key, std::string_view source_name,
   }
   fsync_dir(dir_ + "/entries");
   return evict_locked();
+}
+
+bool CacheStore::entry_is_sound(const CacheKey& key) const {
+  Result<std::optional<CacheEntry>> found = lookup(key);
+  if (!found.ok() || !found->has_value()) return false;
+  const onnx::CompiledTensorProto& ct = (*found)->model->proto().compiled_tensors(0);
+  return check_payload(ct.metadata_props(), ct.digest_algorithm(), (*found)->payload, true, nullptr,
+                       {}, nullptr, (*found)->path)
+             .verdict == PayloadVerdict::kIntact;
 }
 
 Status CacheStore::evict() {

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/thread_pool.h"
 #include "digest/digest.h"
 #include "format/model.h"
 #include "onnx_prepack/defaults.hpp"
@@ -43,6 +44,8 @@ struct CacheEntry {
   std::shared_ptr<format::Model> model;
   std::span<const uint8_t> payload;
   std::shared_ptr<const void> keep_alive;  // the mapping of the data file
+  std::string data_path;                   // entry.data, and its identity when mapped
+  base::FileIdentity data_identity;
 };
 
 class CacheStore {
@@ -65,9 +68,12 @@ class CacheStore {
   // invalid_argument). Takes the writers' lock, writes a temporary folder,
   // fsyncs, renames it into place (an existing entry wins), then evicts to the
   // bound.
+  // The entry records payload_digest (SPEC 4.6); an existing entry under the
+  // key that is damaged (unreadable, wrong size or digest, none recorded) is
+  // replaced.
   Status publish(const CacheKey& key, std::string_view source_name, const onnx::DeviceProto& device,
                  const onnx::StructTypeProto& type, std::span<const uint64_t> dims,
-                 std::span<const uint8_t> payload);
+                 std::span<const uint8_t> payload, base::ThreadPool* pool = nullptr);
 
   // Evicts least recently used entries until the total is <= max_bytes and
   // removes temporary folders left by crashed writers. Takes the lock.
@@ -79,6 +85,9 @@ class CacheStore {
  private:
   CacheStore() = default;
   Status evict_locked();
+  // The entry filed under `key` parses, has its payload at the right size and,
+  // when it records one, the right payload digest.
+  bool entry_is_sound(const CacheKey& key) const;
   std::string dir_;
   CacheMode mode_ = CacheMode::kOff;
   uint64_t max_bytes_ = 0;

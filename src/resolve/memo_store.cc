@@ -189,10 +189,36 @@ std::optional<digest::Digest> MemoStore::lookup(const MemoKey& key, std::string*
   return d;
 }
 
+Result<uint64_t> MemoStore::cleanup(uint64_t max_records) const {
+  // Temporaries of writers that were killed, then the oldest records past the bound.
+  uint64_t removed = uint64_t(base::remove_stale_temporaries(dir_ + "/"));
+  std::vector<std::pair<int64_t, std::string>> records;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir_, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() < 5 || name.compare(name.size() - 5, 5, ".memo") != 0) continue;
+    struct stat st;
+    if (::lstat(e.path().c_str(), &st) != 0) continue;
+    records.push_back({int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec, name});
+  }
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    return io_error(dir_ + ": cannot list the memo folder: " + ec.message());
+  }
+  if (records.size() <= max_records) return removed;
+  // Down to three quarters of the bound, so the next cleanups have nothing to do for a while.
+  const size_t keep = size_t(max_records - max_records / 4);
+  std::sort(records.begin(), records.end());
+  for (size_t i = 0; i + keep < records.size(); ++i) {
+    if (::unlink((dir_ + "/" + records[i].second).c_str()) == 0) ++removed;
+  }
+  return removed;
+}
+
 Status MemoStore::record(const MemoKey& key, const digest::Digest& d) const {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) return io_error(dir_ + ": cannot create memo folder: " + ec.message());
+  if (!cleaned_.exchange(true)) (void)cleanup(kMaxRecords);  // once per store object
   std::string text = key_text(key);
   text += "stat_time_ns " + std::to_string(key.stat_time_ns) + "\n";
   text += "digest " + base::hex_lower(d.data(), d.size()) + "\n";

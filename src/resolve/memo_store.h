@@ -4,6 +4,7 @@
 // granularity after the file's last change. Resolve layer.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -58,10 +59,19 @@ class MemoStore {
 
   int64_t granularity_ns(const MemoKey& key) const;
 
+  // Size bound (decision): at most kMaxRecords records (about 300 bytes each).
+  // The first record() of a MemoStore object calls cleanup(kMaxRecords).
+  static constexpr uint64_t kMaxRecords = 65536;
+  // Removes temporaries of killed writers and, past `max_records`, the oldest
+  // records (by mtime) down to three quarters of it. Returns how many files
+  // were removed.
+  Result<uint64_t> cleanup(uint64_t max_records) const;
+
  private:
   std::string record_path(const MemoKey& key) const;
   std::string dir_;
   int64_t granularity_ns_;
+  mutable std::atomic<bool> cleaned_{false};
 };
 
 // For `compile`: records that initializer `init_index` of `model` (as the file

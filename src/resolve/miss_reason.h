@@ -17,21 +17,22 @@ enum class MissReason {
   kOverriddenByInput,   // "overridden_by_input": a graph input of that name is fed in this run
   kNoAcceptableFormat,  // "no_acceptable_format": the consumer accepts no format on this host
   // candidate-level, cheap rules first
-  kInvalidEntry,        // "invalid_entry": fails the checker or payload unreadable/wrong size (5)
-  kBadDeviceIndex,      // "bad_device_index": device index out of range (3)
-  kIncompatibleDevice,  // "incompatible_device": type, ordinal or architecture (4)
-  kUnknownRuntime,      // "unknown_runtime": runtime is not ours (4)
-  kRuntimeVersion,      // "runtime_version": packing ABI version differs (4)
-  kUnknownMetadata,     // "unknown_metadata": a required metadata key we do not understand (4)
-  kUnknownFormat,       // "unknown_format": physical format not acceptable to the consumer (6)
-  kFormatVersion,       // "format_version": known format, other format_version (6)
-  kFormatMismatch,      // "format_mismatch": the format rejects this entry's dims for the source
-  kUnknownAlgorithm,    // "unknown_algorithm": digest_algorithm we do not implement (2)
-  kSourceUnreadable,    // "source_unreadable": the source initializer has no digest (bad data)
-  kStaleDigest,         // "stale_digest": source content changed since the entry was written (2)
-  kLineageMismatch,  // "lineage_mismatch": a lineage name, role or attribute differs from the node
-                     // (4.5)
-  kNotPreferred,     // "not_preferred": usable, but another entry won (SPEC 6 preference)
+  kInvalidEntry,         // "invalid_entry": fails the checker or payload unreadable/wrong size (5)
+  kBadDeviceIndex,       // "bad_device_index": device index out of range (3)
+  kIncompatibleDevice,   // "incompatible_device": type, ordinal or architecture (4)
+  kUnknownRuntime,       // "unknown_runtime": runtime is not ours (4)
+  kRuntimeVersion,       // "runtime_version": packing ABI version differs (4)
+  kUnknownMetadata,      // "unknown_metadata": a required metadata key we do not understand (4)
+  kUnknownFormat,        // "unknown_format": physical format not acceptable to the consumer (6)
+  kFormatVersion,        // "format_version": known format, other format_version (6)
+  kFormatMismatch,       // "format_mismatch": the format rejects this entry's dims for the source
+  kUnknownAlgorithm,     // "unknown_algorithm": digest_algorithm we do not implement (2)
+  kSourceUnreadable,     // "source_unreadable": the source initializer has no digest (bad data)
+  kStaleDigest,          // "stale_digest": source content changed since the entry was written (2)
+  kUnverifiablePayload,  // "unverifiable_payload": no payload_digest, policy full/memo (4.6)
+  kCorruptPayload,       // "corrupt_payload": payload bytes differ from payload_digest (4.6)
+  kLineageMismatch,      // "lineage_mismatch": a lineage name, role or attribute differs (4.5)
+  kNotPreferred,         // "not_preferred": usable, but another entry won (SPEC 6 preference)
 };
 
 std::string_view miss_reason_id(MissReason r);

@@ -62,6 +62,10 @@ int progress(MissReason r) {
       return 12;
     case MissReason::kLineageMismatch:
       return 13;
+    case MissReason::kUnverifiablePayload:
+      return 14;
+    case MissReason::kCorruptPayload:
+      return 15;
     default:
       return 0;
   }
@@ -423,6 +427,7 @@ Resolver::Survivor* Resolver::choose_by_digest(const PackRequest& request,
       }
     }
     if (winner == nullptr) {
+      if (!payload_ok(ct.metadata_props(), ct.digest_algorithm(), s.hit, ctx, c, out)) continue;
       winner = &s;
       c.chosen = true;
     } else {
@@ -540,9 +545,6 @@ void Resolver::try_cache(const PackRequest& request, const onnx::TensorProto& so
         continue;
       }
     }
-    c.usable = true;
-    c.chosen = true;
-    out.candidates.push_back(std::move(c));
     Hit hit;
     hit.entry = -1;
     hit.cache_path = entry.path;
@@ -555,6 +557,14 @@ void Resolver::try_cache(const PackRequest& request, const onnx::TensorProto& so
     // Keep both the message (type, device) and the mapping alive.
     auto holder = std::make_shared<CacheEntry>(std::move(entry));
     hit.keep_alive = holder;
+    const onnx::CompiledTensorProto& ct = p.compiled_tensors(0);
+    if (!payload_ok(ct.metadata_props(), ct.digest_algorithm(), hit, c.origin, c, out)) {
+      out.candidates.push_back(std::move(c));
+      continue;  // the repack's write-back replaces the damaged entry
+    }
+    c.usable = true;
+    c.chosen = true;
+    out.candidates.push_back(std::move(c));
     out.verified = true;  // the key is the digest just computed or trusted
     out.bytes_mapped = hit.payload.size();
     out.bytes_to_pack = 0;
@@ -594,7 +604,7 @@ Status Resolver::store(const PackRequest& request, const AcceptableFormat& forma
   dev.set_runtime(options_.runtime_name);
   dev.set_runtime_version(options_.runtime_version);
   onnx::StructTypeProto t = type;
-  return store->publish(key, request.source_name, dev, t, dims, payload);
+  return store->publish(key, request.source_name, dev, t, dims, payload, options_.pool);
 }
 
 }  // namespace onnx_prepack::resolve

@@ -11,6 +11,7 @@
 #include "digest/digest.h"
 #include "format/model_writer.h"
 #include "pack/format_list.h"
+#include "resolve/payload_check.h"
 #include "testing/test_models.h"
 
 namespace onnx_prepack::resolve {
@@ -62,6 +63,8 @@ void add_compiled_entries(onnx::ModelProto& m) {
       ct->mutable_value()->set_type(ti);
       for (uint64_t x : pack::gemm_b_dims(*f, src.k, src.n)) ct->mutable_value()->add_dims(x);
       ct->mutable_value()->set_raw_data(std::string(payload.begin(), payload.end()));
+      resolve::set_payload_digest(*ct->mutable_metadata_props(), digest::Algorithm::kBlake3,
+                                  payload);
     }
   }
 }

@@ -65,7 +65,7 @@ TEST_P(MemoTest, RecordedDigestIsTrustedThenInvalidated) {
   MemoRun first = run(path, memo, 0);
   EXPECT_TRUE(first.hit);
   EXPECT_FALSE(first.memo_used);
-  EXPECT_EQ(first.bytes_hashed, 512u);
+  EXPECT_EQ(first.bytes_hashed, 1024u);  // source and payload (SPEC 4.6)
   MemoRun second = run(path, memo, 0);
   EXPECT_TRUE(second.hit);
   EXPECT_TRUE(second.memo_used);
@@ -75,7 +75,7 @@ TEST_P(MemoTest, RecordedDigestIsTrustedThenInvalidated) {
   MemoRun racy = run(path, memo, int64_t(3600) * 1'000'000'000);
   EXPECT_TRUE(racy.hit);
   EXPECT_FALSE(racy.memo_used);
-  EXPECT_EQ(racy.bytes_hashed, 512u);
+  EXPECT_EQ(racy.bytes_hashed, 1024u);
 
   // Touch: same bytes, new identity -> hashed again (still a hit), then memoised.
   const std::string data_file = GetParam() ? path + ".data" : path;
@@ -83,7 +83,7 @@ TEST_P(MemoTest, RecordedDigestIsTrustedThenInvalidated) {
   MemoRun touched = run(path, memo, 0);
   EXPECT_TRUE(touched.hit);
   EXPECT_FALSE(touched.memo_used);
-  EXPECT_EQ(touched.bytes_hashed, 512u);
+  EXPECT_EQ(touched.bytes_hashed, 1024u);
   EXPECT_TRUE(run(path, memo, 0).memo_used);
 
   // Modify the weight in place (same size), restore the old mtime: ctime and
@@ -140,7 +140,7 @@ TEST(MemoStore, MemoRecordForCompileIsUsedByTheResolver) {
   MemoRun r = run(path, dir.file("memo"), 0);
   EXPECT_TRUE(r.hit);
   EXPECT_TRUE(r.memo_used);
-  EXPECT_EQ(r.bytes_hashed, 0u);
+  EXPECT_EQ(r.bytes_hashed, 512u);  // the inline payload: only the source was recorded
 }
 
 TEST(MemoStore, CorruptRecordIsIgnored) {
@@ -158,6 +158,36 @@ TEST(MemoStore, CorruptRecordIsIgnored) {
   MemoRun r = run(path, dir.file("memo"), 0);
   EXPECT_TRUE(r.hit);
   EXPECT_FALSE(r.memo_used);
+}
+
+}  // namespace
+}  // namespace onnx_prepack::resolve
+
+namespace onnx_prepack::resolve {
+namespace {
+
+TEST(MemoStore, CleanupBoundsTheFolderAndRemovesDeadWritersTemporaries) {
+  onnx_prepack::testing::TempDir dir;
+  const std::string memo = dir.file("memo");
+  std::filesystem::create_directories(memo);
+  for (int i = 0; i < 20; ++i) {
+    const std::string p = memo + "/" + std::to_string(100 + i) + ".memo";
+    onnx_prepack::testing::write_bytes(p, "x");
+    timespec ts[2];
+    ts[0].tv_sec = ts[1].tv_sec = 1'000'000 + i;  // record i is the i-th oldest
+    ts[0].tv_nsec = ts[1].tv_nsec = 0;
+    ASSERT_EQ(utimensat(AT_FDCWD, p.c_str(), ts, 0), 0);
+  }
+  onnx_prepack::testing::write_bytes(memo + "/ab.memo.tmp.4194303.0badf00d", "partial");
+  MemoStore store(memo);
+  auto removed = store.cleanup(8);
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(*removed, 14u + 1u);  // down to 6 (3/4 of 8), and the temporary
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(std::filesystem::exists(memo + "/" + std::to_string(100 + i) + ".memo"), i >= 14)
+        << i;
+  }
+  EXPECT_FALSE(std::filesystem::exists(memo + "/ab.memo.tmp.4194303.0badf00d"));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "digest/digest.h"
 #include "format/model.h"
 #include "onnx_prepack.pb.h"
+#include "resolve/payload_check.h"
 #include "resolve/resolver.h"
 #include "testing/test_models.h"
 
@@ -92,6 +93,11 @@ inline void add_entry(onnx::ModelProto& m, const EntrySpec& spec) {
   *v->mutable_struct_type() = identity_type(spec.format, spec.format_version);
   v->add_dims(values.size());
   v->set_raw_data(payload);
+  if (auto alg = digest::algorithm_from_name(spec.algorithm)) {
+    // SPEC 4.6: every entry a writer makes records its payload digest.
+    set_payload_digest(*ct->mutable_metadata_props(), *alg,
+                       {reinterpret_cast<const uint8_t*>(payload.data()), payload.size()});
+  }
   digest::Digest d{};
   if (src != nullptr) {
     auto model = format::Model::from_proto(m, "");

@@ -49,7 +49,7 @@ TEST(Resolver, HitReturnsPayloadAndDims) {
   EXPECT_EQ(std::memcmp(res.hit->payload.data(), find_init(m, "W1")->raw_data().data(), 512), 0);
   EXPECT_EQ(res.hit->type->name(), kFormat);
   EXPECT_TRUE(res.verified);
-  EXPECT_EQ(res.bytes_hashed, 512u);
+  EXPECT_EQ(res.bytes_hashed, 1024u);  // source and payload (SPEC 4.6)
   EXPECT_EQ(res.bytes_mapped, 512u);
   EXPECT_EQ(res.bytes_to_pack, 0u);
   ASSERT_EQ(res.candidates.size(), 1u);

@@ -1,0 +1,46 @@
+// The resolver's payload-integrity rule (SPEC 4.6), kept apart from the
+// loading rules of resolver.cc. Resolve layer.
+#include "resolve/payload_check.h"
+#include "resolve/resolver.h"
+
+namespace onnx_prepack::resolve {
+
+bool Resolver::payload_ok(const MetadataEntries& metadata, const std::string& algorithm,
+                          const Hit& hit, const std::string& name, CandidateDecision& c,
+                          Resolution& out) {
+  PayloadLocation where;
+  where.name = name;
+  where.length = hit.payload.size();
+  if (hit.payload_external && hit.keep_alive != nullptr) {
+    // External payloads: the mapped file (model entries) or the cache entry.
+    if (hit.entry >= 0) {
+      auto file = std::static_pointer_cast<const base::MappedFile>(hit.keep_alive);
+      where.path = file->path();
+      where.identity = file->identity();
+      where.offset = uint64_t(hit.payload.data() - file->bytes().data());
+    } else {
+      auto entry = std::static_pointer_cast<const CacheEntry>(hit.keep_alive);
+      where.path = entry->data_path;
+      where.identity = entry->data_identity;
+    }
+  } else if (!model_.path().empty()) {
+    // Inline raw_data: the model file as a whole identifies it.
+    where.path = model_.path();
+    where.identity = model_.identity();
+    where.length = model_.identity().size;
+  }
+  const PayloadCheck pc =
+      check_payload(metadata, algorithm, hit.payload, options_.verify != VerifyPolicy::kOff,
+                    memo_.get(), where, options_.pool, name);
+  out.bytes_hashed += pc.bytes_hashed;
+  totals_.bytes_hashed += pc.bytes_hashed;
+  if (pc.memo_used) out.memo_used = true;
+  if (pc.usable()) return true;
+  c.usable = false;
+  c.reason = pc.verdict == PayloadVerdict::kCorrupt ? MissReason::kCorruptPayload
+                                                    : MissReason::kUnverifiablePayload;
+  c.detail = pc.detail;
+  return false;
+}
+
+}  // namespace onnx_prepack::resolve
