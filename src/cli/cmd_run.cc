@@ -219,6 +219,14 @@ int cmd_run(int argc, char** argv) {
             ? random_input(in, it->second, model->proto().graph(), uint64_t(*seed))
             : runtime::read_npy(it->second);
     if (!t.ok()) return report_error("run", t.status());
+    // numpy has no bfloat16: a uint16 .npy for a bfloat16 input holds its bit patterns.
+    if (in.dtype == runtime::kBfloat16 && t->dtype() == runtime::kUint16) {
+      auto bits = runtime::HostTensor::try_allocate(runtime::kBfloat16, t->shape(),
+                                                    "--input " + in.name);
+      if (!bits.ok()) return report_error("run", bits.status());
+      if (t->nbytes() > 0) std::memcpy(bits->mutable_data(), t->data(), t->nbytes());
+      *t = std::move(*bits);
+    }
     feeds_data.emplace(in.name, std::move(*t));
   }
   std::map<std::string, runtime::Session::Feed> feeds;
