@@ -20,6 +20,7 @@ std::span<const OpEntry> signal_ops();   // signal.cc: windows, DFT, STFT, MelWe
 std::span<const OpEntry> detection_ops();  // detection.cc: NonMaxSuppression, RoiAlign
 std::span<const OpEntry> sampling_ops();   // grid_sample.cc: GridSample
 std::span<const OpEntry> tfidf_ops();      // tfidf.cc: TfIdfVectorizer
+std::span<const OpEntry> unpool_ops();     // max_unpool.cc: MaxUnpool
 
 inline std::unique_ptr<Kernel> make_kernel(std::function<void(const KernelIO&)> fn) {
   return std::make_unique<FnKernel>(std::move(fn));
