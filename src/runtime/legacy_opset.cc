@@ -13,8 +13,8 @@ const onnx::AttributeProto* find_attr(const onnx::NodeProto& node, std::string_v
 }
 
 bool is_legacy_broadcast_op(std::string_view op) {
-  for (std::string_view o : {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal",
-                             "Greater", "Less", "PRelu"})
+  for (std::string_view o :
+       {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less", "PRelu"})
     if (op == o) return true;
   return false;
 }
@@ -43,8 +43,7 @@ Status check_legacy_form(const onnx::NodeProto& node, int opset) {
   if (op == "Upsample") return refuse(node, opset, "with scale attributes");
   if (op == "BatchNormalization") {
     const auto* spatial = find_attr(node, "spatial");
-    if (spatial != nullptr && spatial->i() == 0)
-      return refuse(node, opset, "with spatial=0");
+    if (spatial != nullptr && spatial->i() == 0) return refuse(node, opset, "with spatial=0");
   }
   return Status();
 }

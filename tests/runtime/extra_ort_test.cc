@@ -105,11 +105,11 @@ void check(const onnx::ModelProto& model, const std::map<std::string, HostTensor
     views[name] = t.view();
   }
   std::string log;
-  ASSERT_EQ(testing::run_command("node " + std::string(OP_SOURCE_DIR) +
-                                     "/tests/runtime/ort_run.js " + path + " " + dir.file("ort") +
-                                     args,
-                                 &log),
-            0)
+  ASSERT_EQ(
+      testing::run_command("node " + std::string(OP_SOURCE_DIR) + "/tests/runtime/ort_run.js " +
+                               path + " " + dir.file("ort") + args,
+                           &log),
+      0)
       << log;
   auto loaded = format::Model::load(path);
   ASSERT_TRUE(loaded.ok());
@@ -142,8 +142,8 @@ TEST(ExtraOrt, Losses) {
     int64_t ignore;  // -100: no ignore_index attribute
   };
   const std::vector<LossCase> cases = {
-      {{5, 4}, "none", false, -100},  {{5, 4}, "mean", true, -100},
-      {{3, 6, 7}, "sum", true, 2},    {{3, 6, 7}, "mean", false, 1},
+      {{5, 4}, "none", false, -100},   {{5, 4}, "mean", true, -100},
+      {{3, 6, 7}, "sum", true, 2},     {{3, 6, 7}, "mean", false, 1},
       {{2, 3, 4, 5}, "mean", true, 0}, {{2, 5, 3, 2, 2}, "none", true, -1},
   };
   for (bool softmax : {false, true}) {
@@ -156,7 +156,7 @@ TEST(ExtraOrt, Losses) {
       // Every class and, where set, ignore_index (-1 included) appear.
       for (int64_t i = 0; i < target.numel(); ++i)
         t[i] = (i * 7 + 3) % (classes + 1) == classes ? (c.ignore == -100 ? 0 : c.ignore)
-                                                       : (i * 7 + 3) % (classes + 1);
+                                                      : (i * 7 + 3) % (classes + 1);
       std::map<std::string, HostTensor> in;
       in["x"] = floats(c.x, 3, softmax ? 3.0f : 1.0f);
       in["t"] = std::move(target);
@@ -171,8 +171,8 @@ TEST(ExtraOrt, Losses) {
       if (c.ignore != -100) attrs.push_back(attr_int("ignore_index", c.ignore));
       std::vector<Io> outs = {{"loss", kFloat, {}}};
       if (softmax) outs.push_back({"log_prob", kFloat, c.x});
-      check(one_node(softmax ? "SoftmaxCrossEntropyLoss" : "NegativeLogLikelihoodLoss", ins,
-                     outs, attrs, 13),
+      check(one_node(softmax ? "SoftmaxCrossEntropyLoss" : "NegativeLogLikelihoodLoss", ins, outs,
+                     attrs, 13),
             in,
             std::string(softmax ? "SCE " : "NLL ") + shape_string(c.x) + " " + c.reduction +
                 (c.weight ? " weight" : "") + " ignore " + std::to_string(c.ignore));
@@ -190,8 +190,7 @@ TEST(ExtraOrt, GridSample) {
         in["x"] = floats(xs, 7, 1.0f);
         // Past [-1, 1] on purpose, so that padding matters.
         in["grid"] = floats(gs, 9, 1.4f);
-        check(one_node("GridSample", {{"x", kFloat, xs}, {"grid", kFloat, gs}},
-                       {{"y", kFloat, {}}},
+        check(one_node("GridSample", {{"x", kFloat, xs}, {"grid", kFloat, gs}}, {{"y", kFloat, {}}},
                        {attr_str("mode", mode), attr_str("padding_mode", pad),
                         attr_int("align_corners", align)},
                        16),

@@ -13,10 +13,10 @@
 
 namespace onnx_prepack::runtime::extra {
 
-std::span<const OpEntry> loss_ops();     // losses.cc
-std::span<const OpEntry> dropout_ops();  // dropout.cc
-std::span<const OpEntry> misc_ops();     // misc.cc: EyeLike, MeanVarianceNormalization
-std::span<const OpEntry> signal_ops();   // signal.cc: windows, DFT, STFT, MelWeightMatrix
+std::span<const OpEntry> loss_ops();       // losses.cc
+std::span<const OpEntry> dropout_ops();    // dropout.cc
+std::span<const OpEntry> misc_ops();       // misc.cc: EyeLike, MeanVarianceNormalization
+std::span<const OpEntry> signal_ops();     // signal.cc: windows, DFT, STFT, MelWeightMatrix
 std::span<const OpEntry> detection_ops();  // detection.cc: NonMaxSuppression, RoiAlign
 std::span<const OpEntry> sampling_ops();   // grid_sample.cc: GridSample
 std::span<const OpEntry> tfidf_ops();      // tfidf.cc: TfIdfVectorizer

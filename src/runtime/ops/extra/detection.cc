@@ -15,8 +15,8 @@ namespace {
 Result<const Tensor*> known_value(BuildContext& ctx, int i, const char* what) {
   const Tensor* t = ctx.input_value(i);
   if (t == nullptr) {
-    return ctx.error(std::string(what) + " (input " + std::to_string(i) + " '" +
-                     ctx.input(i).name + "') decides the output's length, so it " + kNeedsValue +
+    return ctx.error(std::string(what) + " (input " + std::to_string(i) + " '" + ctx.input(i).name +
+                     "') decides the output's length, so it " + kNeedsValue +
                      ": a constant, computed from constants, or a pinned input");
   }
   return t;
@@ -40,8 +40,7 @@ Box box_at(const float* b, bool center) {
     float xc = b[0], yc = b[1], w = b[2], h = b[3];
     return {yc - h / 2, xc - w / 2, yc + h / 2, xc + w / 2};
   }
-  return {std::min(b[0], b[2]), std::min(b[1], b[3]), std::max(b[0], b[2]),
-          std::max(b[1], b[3])};
+  return {std::min(b[0], b[2]), std::min(b[1], b[3]), std::max(b[0], b[2]), std::max(b[1], b[3])};
 }
 
 // True when the IoU of a and b passes the threshold (no suppression for empty boxes).
@@ -66,8 +65,7 @@ Result<std::unique_ptr<Kernel>> build_nms(BuildContext& ctx) {
   int64_t max_out = 0;
   if (ctx.has_input(2)) {
     OP_ASSIGN_OR_RETURN(const Tensor* m, known_value(ctx, 2, "max_output_boxes_per_class"));
-    OP_ASSIGN_OR_RETURN(std::vector<int64_t> mv,
-                        to_int64_vector(*m, "max_output_boxes_per_class"));
+    OP_ASSIGN_OR_RETURN(std::vector<int64_t> mv, to_int64_vector(*m, "max_output_boxes_per_class"));
     if (mv.size() != 1) return ctx.error("max_output_boxes_per_class must be a scalar");
     max_out = std::max<int64_t>(mv[0], 0);
   }

@@ -16,9 +16,9 @@ namespace {
 Result<const Tensor*> known_scalar(BuildContext& ctx, int i, const char* what) {
   const Tensor* t = ctx.input_value(i);
   if (t == nullptr) {
-    return ctx.error(std::string(what) + " (input " + std::to_string(i) + " '" +
-                     ctx.input(i).name + "') decides whether Dropout drops, so it " +
-                     kNeedsValue + ": a constant, computed from constants, or a pinned input");
+    return ctx.error(std::string(what) + " (input " + std::to_string(i) + " '" + ctx.input(i).name +
+                     "') decides whether Dropout drops, so it " + kNeedsValue +
+                     ": a constant, computed from constants, or a pinned input");
   }
   if (checked_numel(t->shape) != 1) return ctx.error(std::string(what) + " must be a scalar");
   return t;

@@ -85,7 +85,8 @@ struct Sampler {
         y = reflect(y, lo_y, hi_y);
       }
     }
-    if (p.mode == Mode::kNearest) return pixel(int64_t(std::nearbyint(y)), int64_t(std::nearbyint(x)));
+    if (p.mode == Mode::kNearest)
+      return pixel(int64_t(std::nearbyint(y)), int64_t(std::nearbyint(x)));
     if (p.mode == Mode::kLinear) {
       double x0 = std::floor(x), y0 = std::floor(y);
       double dx = x - x0, dy = y - y0;

@@ -19,8 +19,10 @@ Result<std::unique_ptr<Kernel>> build_max_unpool(BuildContext& ctx) {
     return ctx.error("I must be int64 of X's shape");
   size_t spatial = rank - 2;
   auto kernel = ctx.attr_ints("kernel_shape");
-  if (!kernel || kernel->size() != spatial) return ctx.error("kernel_shape must have a value per spatial dimension");
-  std::vector<int64_t> strides = ctx.attr_ints("strides").value_or(std::vector<int64_t>(spatial, 1));
+  if (!kernel || kernel->size() != spatial)
+    return ctx.error("kernel_shape must have a value per spatial dimension");
+  std::vector<int64_t> strides =
+      ctx.attr_ints("strides").value_or(std::vector<int64_t>(spatial, 1));
   std::vector<int64_t> pads = ctx.attr_ints("pads").value_or(std::vector<int64_t>(2 * spatial, 0));
   if (strides.size() != spatial || pads.size() != 2 * spatial)
     return ctx.error("strides and pads must match the spatial rank");
@@ -30,8 +32,9 @@ Result<std::unique_ptr<Kernel>> build_max_unpool(BuildContext& ctx) {
   if (ctx.has_input(2)) {
     const Tensor* os = ctx.input_value(2);
     if (os == nullptr) {
-      return ctx.error("output_shape (input 2 '" + ctx.input(2).name + "') is the output's shape, so it " +
-                       kNeedsValue + ": a constant, computed from constants, or a pinned input");
+      return ctx.error("output_shape (input 2 '" + ctx.input(2).name +
+                       "') is the output's shape, so it " + kNeedsValue +
+                       ": a constant, computed from constants, or a pinned input");
     }
     OP_ASSIGN_OR_RETURN(std::vector<int64_t> v, to_int64_vector(*os, "output_shape"));
     if (v.size() != rank) return ctx.error("output_shape must have X's rank");

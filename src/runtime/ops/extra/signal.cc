@@ -15,8 +15,8 @@ namespace {
 Result<int64_t> known_int(BuildContext& ctx, int i, const char* what) {
   const Tensor* t = ctx.input_value(i);
   if (t == nullptr) {
-    return ctx.error(std::string(what) + " (input " + std::to_string(i) + " '" +
-                     ctx.input(i).name + "') decides the output's shape, so it " + kNeedsValue +
+    return ctx.error(std::string(what) + " (input " + std::to_string(i) + " '" + ctx.input(i).name +
+                     "') decides the output's shape, so it " + kNeedsValue +
                      ": a constant, computed from constants, or a pinned input");
   }
   OP_ASSIGN_OR_RETURN(std::vector<int64_t> v, to_int64_vector(*t, what));
@@ -27,8 +27,8 @@ Result<int64_t> known_int(BuildContext& ctx, int i, const char* what) {
 Result<double> known_float(BuildContext& ctx, int i, const char* what) {
   const Tensor* t = ctx.input_value(i);
   if (t == nullptr) {
-    return ctx.error(std::string(what) + " (input " + std::to_string(i) + " '" +
-                     ctx.input(i).name + "') decides the output, so it " + kNeedsValue +
+    return ctx.error(std::string(what) + " (input " + std::to_string(i) + " '" + ctx.input(i).name +
+                     "') decides the output, so it " + kNeedsValue +
                      ": a constant, computed from constants, or a pinned input");
   }
   if (checked_numel(t->shape) != 1) return ctx.error(std::string(what) + " must be a scalar");
@@ -42,8 +42,8 @@ Result<double> known_float(BuildContext& ctx, int i, const char* what) {
 // values `in_stride` complex elements apart; n points (zero padded or cut),
 // `bins` outputs written `out_stride` apart.
 template <typename T>
-void dft_line(const T* in, int64_t len, int64_t in_stride, bool complex_in, int64_t n,
-              int64_t bins, bool inverse, T* out, int64_t out_stride, const T* window) {
+void dft_line(const T* in, int64_t len, int64_t in_stride, bool complex_in, int64_t n, int64_t bins,
+              bool inverse, T* out, int64_t out_stride, const T* window) {
   int64_t used = std::min(len, n);
   double sign = inverse ? 1.0 : -1.0;
   for (int64_t k = 0; k < bins; ++k) {
