@@ -183,7 +183,8 @@ Result<std::unique_ptr<Kernel>> build_mel_weight_matrix(BuildContext& ctx) {
   int32_t dtype = int32_t(ctx.attr_int("output_datatype", kFloat));
   auto to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
   double lo = to_mel(lower_hz), hi = to_mel(upper_hz);
-  double step = (hi - lo) / double(mel_bins + 2 - 1);
+  // The spec divides the mel range into num_mel_bins + 2 steps.
+  double step = (hi - lo) / double(mel_bins + 2);
   std::vector<int64_t> edge(size_t(mel_bins + 2));
   for (int64_t i = 0; i < mel_bins + 2; ++i) {
     double hz = 700.0 * (std::pow(10.0, (lo + double(i) * step) / 2595.0) - 1.0);
