@@ -83,8 +83,10 @@ Result<std::unique_ptr<Kernel>> build_nms(BuildContext& ctx) {
     for (int64_t c = 0; c < classes; ++c) {
       const float* s = sc + (b * classes + c) * n;
       order.clear();
+      // A NaN score is never selected (and would break the sort's ordering).
       for (int64_t i = 0; i < n; ++i)
-        if (!has_score_threshold || double(s[i]) > score_threshold) order.push_back(i);
+        if (!std::isnan(s[i]) && (!has_score_threshold || double(s[i]) > score_threshold))
+          order.push_back(i);
       std::stable_sort(order.begin(), order.end(),
                        [&](int64_t l, int64_t r) { return s[l] > s[r]; });
       kept.clear();
@@ -121,6 +123,15 @@ struct RoiPlan {
   bool max_mode = false;
 };
 
+// Sampling points per bin along one axis when sampling_ratio is 0: ceil(bin
+// size). Capped past twice the image's extent (a region that large only adds
+// points in the padding) so that a hostile region cannot make the loop endless.
+int64_t grid_points(float bin, int64_t extent) {
+  if (!(bin > 0)) return 0;
+  double cap = 2.0 * double(extent) + 2;
+  return int64_t(std::min(double(std::ceil(bin)), cap));
+}
+
 template <typename T>
 void roi_align(const RoiPlan& p, const T* x, const T* rois, const int64_t* batch, T* y) {
   for (int64_t r = 0; r < p.rois; ++r) {
@@ -134,8 +145,8 @@ void roi_align(const RoiPlan& p, const T* x, const T* rois, const int64_t* batch
       rh = std::max(rh, 1.0f);
     }
     float bin_h = rh / float(p.out_h), bin_w = rw / float(p.out_w);
-    int64_t gh = p.sampling > 0 ? p.sampling : int64_t(std::ceil(rh / float(p.out_h)));
-    int64_t gw = p.sampling > 0 ? p.sampling : int64_t(std::ceil(rw / float(p.out_w)));
+    int64_t gh = p.sampling > 0 ? p.sampling : grid_points(rh / float(p.out_h), p.height);
+    int64_t gw = p.sampling > 0 ? p.sampling : grid_points(rw / float(p.out_w), p.width);
     float count = float(std::max<int64_t>(gh * gw, 1));
     int64_t bi = batch[r];
     for (int64_t c = 0; c < p.channels; ++c) {
@@ -149,7 +160,8 @@ void roi_align(const RoiPlan& p, const T* x, const T* rois, const int64_t* batch
             for (int64_t ix = 0; ix < gw; ++ix) {
               float xx = sw + float(pw) * bin_w + (float(ix) + 0.5f) * bin_w / float(gw);
               float v = 0;
-              if (!(yy < -1.0f || yy > float(p.height) || xx < -1.0f || xx > float(p.width))) {
+              // Written so that NaN coordinates count as outside.
+              if (yy >= -1.0f && yy <= float(p.height) && xx >= -1.0f && xx <= float(p.width)) {
                 float ys = std::max(yy, 0.0f), xs = std::max(xx, 0.0f);
                 int64_t y0 = int64_t(ys), x0 = int64_t(xs), y1, x1;
                 if (y0 >= p.height - 1) {
@@ -214,8 +226,8 @@ Result<std::unique_ptr<Kernel>> build_roi_align(BuildContext& ctx) {
   if (ct != "half_pixel" && ct != "output_half_pixel")
     return ctx.error("coordinate_transformation_mode '" + ct + "' is not supported");
   p.half_pixel = ct == "half_pixel";
-  if (p.out_h <= 0 || p.out_w <= 0 || p.sampling < 0)
-    return ctx.error("output_height/output_width must be positive, sampling_ratio >= 0");
+  if (p.out_h <= 0 || p.out_w <= 0 || p.sampling < 0 || p.sampling > 4096)
+    return ctx.error("output_height/output_width must be positive, sampling_ratio in [0, 4096]");
   Shape out{p.rois, p.channels, p.out_h, p.out_w};
   OP_ASSIGN_OR_RETURN(int64_t n, checked_elements(ctx, out));
   (void)n;

@@ -76,6 +76,12 @@ struct Sampler {
   }
 
   double sample(double x, double y) const {
+    if (!std::isfinite(x) || !std::isfinite(y)) return 0;
+    if (p.padding == Padding::kZeros) {
+      // Every tap of a point this far out reads padding: keeps the casts below in range.
+      x = std::clamp(x, -4.0, double(p.w) + 4);
+      y = std::clamp(y, -4.0, double(p.h) + 4);
+    }
     if (x < lo_x || x > hi_x || y < lo_y || y > hi_y) {
       if (p.padding == Padding::kBorder) {
         x = std::clamp(x, 0.0, double(p.w - 1));

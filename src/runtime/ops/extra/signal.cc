@@ -12,6 +12,8 @@
 namespace onnx_prepack::runtime::extra {
 namespace {
 
+constexpr int64_t kMaxDftLength = 65536;
+
 Result<int64_t> known_int(BuildContext& ctx, int i, const char* what) {
   const Tensor* t = ctx.input_value(i);
   if (t == nullptr) {
@@ -91,7 +93,11 @@ Result<std::unique_ptr<Kernel>> build_dft(BuildContext& ctx) {
   if (ctx.has_input(1)) {
     OP_ASSIGN_OR_RETURN(n, known_int(ctx, 1, "dft_length"));
   }
-  if (n <= 0 || n > (int64_t(1) << 31)) return ctx.error("dft_length must be positive");
+  if (n <= 0) return ctx.error("dft_length must be positive");
+  // The transform is direct, O(n^2) per line: longer ones are refused, not run for hours.
+  if (n > kMaxDftLength)
+    return ctx.error("DFT of " + std::to_string(n) + " points is longer than the " +
+                     std::to_string(kMaxDftLength) + " this direct transform supports");
   int64_t bins = onesided ? n / 2 + 1 : n;
   Shape out = x->shape;
   out[size_t(axis)] = bins;
@@ -140,6 +146,9 @@ Result<std::unique_ptr<Kernel>> build_stft(BuildContext& ctx) {
   int64_t len = x->shape[1];
   if (frame <= 0 || frame > len) return ctx.error("frame length must be in [1, signal length]");
   if (step <= 0) return ctx.error("frame_step must be positive");
+  if (frame > kMaxDftLength)
+    return ctx.error("frames longer than " + std::to_string(kMaxDftLength) +
+                     " points are not supported by this direct transform");
   bool onesided = ctx.attr_int("onesided", 1) != 0;
   bool complex_in = x->shape[2] == 2;
   int64_t frames = (len - frame) / step + 1;
@@ -179,6 +188,9 @@ Result<std::unique_ptr<Kernel>> build_mel_weight_matrix(BuildContext& ctx) {
   if (mel_bins <= 0 || dft_length <= 0 || sample_rate <= 0 || mel_bins > (1 << 20) ||
       dft_length > (int64_t(1) << 24))
     return ctx.error("num_mel_bins, dft_length and sample_rate must be positive");
+  if (!std::isfinite(lower_hz) || !std::isfinite(upper_hz) || lower_hz < 0 || upper_hz < lower_hz ||
+      upper_hz > 1e9)
+    return ctx.error("need 0 <= lower_edge_hertz <= upper_edge_hertz (finite)");
   int64_t spec_bins = dft_length / 2 + 1;
   int32_t dtype = int32_t(ctx.attr_int("output_datatype", kFloat));
   auto to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
@@ -196,14 +208,15 @@ Result<std::unique_ptr<Kernel>> build_mel_weight_matrix(BuildContext& ctx) {
   };
   for (int64_t i = 0; i < mel_bins; ++i) {
     int64_t lower = edge[size_t(i)], center = edge[size_t(i + 1)], higher = edge[size_t(i + 2)];
+    // Loops visit only the bins that exist; the ratios use the true edges.
     if (center == lower) {
       set(center, i, 1.0);
     } else {
-      for (int64_t j = lower; j <= center; ++j)
+      for (int64_t j = std::max<int64_t>(lower, 0); j <= std::min(center, spec_bins - 1); ++j)
         set(j, i, double(j - lower) / double(center - lower));
     }
     if (higher > center) {
-      for (int64_t j = center; j < higher; ++j)
+      for (int64_t j = std::max<int64_t>(center, 0); j < std::min(higher, spec_bins); ++j)
         set(j, i, double(higher - j) / double(higher - center));
     }
   }
