@@ -2,9 +2,9 @@
 // normalised (x, y) of grid [N, Ho, Wo, 2]. Modes bilinear/linear, nearest
 // (round half to even) and bicubic/cubic (A = -0.75); padding zeros, border
 // or reflection; align_corners maps -1/1 to the corner pixels' centres
-// instead of the image edges. A sample point outside the image is first
-// clamped or reflected (border/reflection), then every pixel the
-// interpolation reads outside the image is 0 / clamped / reflected.
+// instead of the image edges. Padding applies to the pixels the
+// interpolation reads (as ONNX Runtime does): outside the image they are 0,
+// the nearest edge pixel, or the pixel reflected at the image's extent.
 #include <cmath>
 
 #include "runtime/ops/extra/common.h"
@@ -45,6 +45,17 @@ double reflect(double v, double lo, double hi) {
   return v;
 }
 
+// Reflection repeats every 2 (hi - lo) pixels (an integer): a point far
+// outside moves by whole periods next to the image, which changes no tap.
+double reflect_far(double v, double lo, double hi) {
+  double period = 2 * (hi - lo);
+  if (period <= 0) return lo;
+  if (v >= lo - period && v <= hi + period) return v;
+  double shifted = std::fmod(v - lo, period);
+  if (shifted < 0) shifted += period;
+  return lo + shifted;
+}
+
 template <typename T>
 struct Sampler {
   const GridPlan& p;
@@ -77,20 +88,16 @@ struct Sampler {
 
   double sample(double x, double y) const {
     if (!std::isfinite(x) || !std::isfinite(y)) return 0;
-    if (p.padding == Padding::kZeros) {
-      // Every tap of a point this far out reads padding: keeps the casts below in range.
-      x = std::clamp(x, -4.0, double(p.w) + 4);
-      y = std::clamp(y, -4.0, double(p.h) + 4);
+    // Far outside, every tap reads padding of the same value (zero, the edge
+    // pixel, or a reflection of a far point): bounding the point keeps the
+    // integer casts below in range. Reflection is periodic, so its points are
+    // first brought into one period.
+    if (p.padding == Padding::kReflection) {
+      x = reflect_far(x, lo_x, hi_x);
+      y = reflect_far(y, lo_y, hi_y);
     }
-    if (x < lo_x || x > hi_x || y < lo_y || y > hi_y) {
-      if (p.padding == Padding::kBorder) {
-        x = std::clamp(x, 0.0, double(p.w - 1));
-        y = std::clamp(y, 0.0, double(p.h - 1));
-      } else if (p.padding == Padding::kReflection) {
-        x = reflect(x, lo_x, hi_x);
-        y = reflect(y, lo_y, hi_y);
-      }
-    }
+    x = std::clamp(x, -double(p.w) - 8, 2.0 * double(p.w) + 8);
+    y = std::clamp(y, -double(p.h) - 8, 2.0 * double(p.h) + 8);
     if (p.mode == Mode::kNearest)
       return pixel(int64_t(std::nearbyint(y)), int64_t(std::nearbyint(x)));
     if (p.mode == Mode::kLinear) {
