@@ -221,8 +221,8 @@ int cmd_run(int argc, char** argv) {
     if (!t.ok()) return report_error("run", t.status());
     // numpy has no bfloat16: a uint16 .npy for a bfloat16 input holds its bit patterns.
     if (in.dtype == runtime::kBfloat16 && t->dtype() == runtime::kUint16) {
-      auto bits = runtime::HostTensor::try_allocate(runtime::kBfloat16, t->shape(),
-                                                    "--input " + in.name);
+      auto bits =
+          runtime::HostTensor::try_allocate(runtime::kBfloat16, t->shape(), "--input " + in.name);
       if (!bits.ok()) return report_error("run", bits.status());
       if (t->nbytes() > 0) std::memcpy(bits->mutable_data(), t->data(), t->nbytes());
       *t = std::move(*bits);
