@@ -20,7 +20,7 @@ struct LossShape {
   int64_t ignore_index = 0;
 };
 
-// Checks input/target/weight and sets output 0; `first_weight` is the weight's input index.
+// Checks input, target and the optional weight (input 2); sets output 0.
 Result<LossShape> plan_loss(BuildContext& ctx, const ValueDesc& x, const ValueDesc& t) {
   LossShape s;
   const Shape& xs = x.shape;
