@@ -35,6 +35,17 @@ ATOL = 1e-7
 CASE_TIMEOUT_S = 60
 
 
+# numpy has no bfloat16: the CLI reads and writes its bit patterns as uint16
+# .npy (docs/cli.md). Test data may hold them as uint16 already (older onnx) or
+# as float32 values (newer onnx's to_array); both are mapped to that form.
+BFLOAT16 = onnx.TensorProto.BFLOAT16
+
+
+def bfloat16_bits(arr):
+    """uint16 bit patterns of float values that are exact bfloat16 numbers."""
+    return (np.asarray(arr, dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
 def npy_name(output_name):
     """The file name `run --output-dir` gives an output (docs/cli.md)."""
     return re.sub(r"[^A-Za-z0-9._-]", "_", output_name) + ".npy"
@@ -121,6 +132,8 @@ def run_case(cli, case_dir, work_root):
                 arr = load_tensor(os.path.join(s, f"input_{i}.pb"))
                 if arr.dtype == object:
                     return name, ops, "fail", "string tensor", f"input {i}"
+                if vi.type.tensor_type.elem_type == BFLOAT16 and arr.dtype != np.uint16:
+                    arr = bfloat16_bits(arr)
                 in_name = fed_names[i] if i < len(fed_names) else vi.name
                 path = os.path.join(work, f"in{i}.npy")
                 np.save(path, arr, allow_pickle=False)
@@ -150,6 +163,9 @@ def run_case(cli, case_dir, work_root):
                     got = np.load(path, allow_pickle=False)
                 except Exception as e:
                     return name, ops, "fail", "unreadable output npy", f"{vo.name}: {e}"
+                if (vo.type.tensor_type.elem_type == BFLOAT16 and got.dtype == np.uint16
+                        and want.dtype != np.uint16):
+                    got = (got.astype(np.uint32) << 16).view(np.float32)
                 reason, detail = compare(got, want)
                 if reason:
                     return name, ops, "fail", reason, f"{os.path.basename(s)} {vo.name}: {detail}"

@@ -127,7 +127,7 @@ std::vector<OpEntry> all_ops() {
   // Earlier lists win when two families register the same operator.
   for (auto list :
        {elementwise_ops(), matmul_ops(), normalization_ops(), shape_ops(), data_movement_ops(),
-        conv_ops(), math_ops(), tensor_ops(), control_ops(), quant_ops(), extra_ops()}) {
+        conv_ops(), math_ops(), tensor_ops(), control_ops(), quant_ops()}) {
     v.insert(v.end(), list.begin(), list.end());
   }
   return v;

@@ -194,7 +194,6 @@ std::span<const OpEntry> math_ops();     // elementwise math, activations, casts
 std::span<const OpEntry> tensor_ops();   // indexing, resizing, padding, reshaping
 std::span<const OpEntry> control_ops();  // If, Loop, Scan, RNN, GRU, LSTM
 std::span<const OpEntry> quant_ops();    // quantized operators (default and com.microsoft)
-std::span<const OpEntry> extra_ops();    // losses, detection, signal, sampling
 
 // Numpy-style broadcast of two shapes.
 Result<Shape> broadcast_shapes(const Shape& a, const Shape& b);

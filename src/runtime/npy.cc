@@ -153,6 +153,8 @@ std::string encode_npy(const Tensor& t) {
   for (const auto& d : kDescrs) {
     if (d.dtype == t.dtype) descr = d.text;
   }
+  // numpy has no bfloat16: its bit patterns are written as uint16 (docs/cli.md).
+  if (t.dtype == kBfloat16) descr = "<u2";
   std::string shape = "(";
   for (size_t i = 0; i < t.shape.size(); ++i)
     shape += std::to_string(t.shape[i]) + (t.shape.size() == 1      ? ","

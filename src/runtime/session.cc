@@ -9,6 +9,7 @@
 
 #include "runtime/constants.h"
 #include "runtime/half_adapter.h"
+#include "runtime/legacy_opset.h"
 #include "runtime/subgraph.h"
 
 namespace onnx_prepack::runtime {
@@ -60,9 +61,9 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const format::M
     if (is_default_domain(o.domain())) opset = int(o.version());
   }
   if (opset < 0) return invalid_argument("model: no opset_import for the default domain");
-  if (opset < 7 || opset > 21) {
+  if (opset < kMinDefaultOpset || opset > 21) {
     return unimplemented("model: default-domain opset " + std::to_string(opset) +
-                         " is not supported (7 to 21)");
+                         " is not supported (1 to 21)");
   }
   s->opset_ = opset;
   s->graph_ = &g;
@@ -379,6 +380,7 @@ Status Session::build_node(int ni, bool& needs_value) {
   const OpEntry* op = find_op(node.domain(), node.op_type());
   std::vector<const ValueDesc*> implicit(descs.begin() + node.input_size(), descs.end());
   descs.resize(size_t(node.input_size()));
+  OP_RETURN_IF_ERROR(check_legacy_form(node, opset_));
   BuildContext ctx(node, opset_, descs, options_.weights);
   ctx.set_implicit_inputs(std::move(implicit));
   ctx.set_subgraph_env(env_.get());
