@@ -43,12 +43,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   std::map<std::string, runtime::Tensor> inputs;
   for (auto& [name, t] : values) inputs[name] = t.view();
-  Status st = (*session)->plan(feeds);
-  if (!st.ok() && st.message().find(runtime::kNeedsValue) != std::string::npos) {
+  auto planned = (*session)->plan(feeds);
+  if (planned.ok() && *planned == runtime::PlanOutcome::kNeedsInputValues) {
     for (auto& [name, f] : feeds) f.value = &inputs[name];
-    st = (*session)->plan(feeds);
+    planned = (*session)->plan(feeds);
   }
-  if (!st.ok()) return 0;
+  if (!planned.ok() || *planned != runtime::PlanOutcome::kPlanned) return 0;
   (void)(*session)->run(inputs);
   return 0;
 }
