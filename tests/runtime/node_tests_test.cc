@@ -50,32 +50,6 @@ const std::set<std::string> kRefused = {
     "test_batchnorm_epsilon_training_mode",
     "test_batchnorm_example_training_mode",
     "test_scan_sum",  // Scan 8 (opset 8, batch dimension)
-    "test_elu",
-    "test_elu_default",
-    "test_elu_example",
-    "test_hardsigmoid",
-    "test_hardsigmoid_default",
-    "test_hardsigmoid_example",
-    "test_not_2d",
-    "test_not_3d",
-    "test_not_4d",
-    "test_reduce_log_sum",
-    "test_selu",
-    "test_selu_default",
-    "test_selu_example",
-    "test_softplus",
-    "test_softplus_example",
-    "test_softsign",
-    "test_softsign_example",
-    // Training-mode Dropout with a ratio > 0 (random) is refused: inference only.
-    "test_training_dropout",
-    "test_training_dropout_default",
-    "test_training_dropout_default_mask",
-    // Dropout in training mode with a ratio above 0 drops at random: refused.
-    "test_training_dropout",
-    "test_training_dropout_default",
-    "test_training_dropout_default_mask",
-    "test_training_dropout_mask",
 };
 
 std::string slurp(const fs::path& p) {

@@ -15,7 +15,7 @@ Result<std::optional<double>> const_scalar(BuildContext& ctx, int i, std::string
   if (!ctx.has_input(i)) return std::optional<double>();
   const Tensor* v = ctx.input_value(i);
   if (v == nullptr || v->numel() != 1)
-    return ctx.error(std::string(what) + " must be known before running (a scalar constant)");
+    return ctx.needs_value(std::string(what) + " must be known before running (a scalar constant)");
   double d = 0;
   bool ok =
       v->dtype == kBool ? (d = *v->as<bool>(), true) : dispatch_numeric(v->dtype, [&](auto tag) {
