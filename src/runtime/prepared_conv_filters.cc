@@ -58,17 +58,7 @@ Result<std::shared_ptr<const PreparedConvFilter>> ResolvedWeights::prepare_conv(
   d.name = source;
   d.consumer = consumer;
   std::shared_ptr<const PreparedConvFilter> prepared;
-  auto t0 = std::chrono::steady_clock::now();
-  resolve::Resolution res;
-  if (resolver_ != nullptr) {
-    res = resolver_->resolve(request);
-  } else {
-    res.reason = resolve::MissReason::kNotFound;
-    res.detail = "no resolver";
-  }
-  d.resolve_ms = ms_since(t0);
-  d.verified = res.verified;
-  d.bytes_hashed = res.bytes_hashed;
+  resolve::Resolution res = resolve_recorded(request, d);
   const uint64_t size = pack::conv_filter_payload_bytes(*native, src);
   if (res.is_hit() && res.hit->payload.size() == size) {
     const auto& hit = *res.hit;

@@ -49,17 +49,7 @@ Result<LineagePack> ResolvedWeights::prepare_lineage(const LineagePackRequest& r
   d.consumer = r.consumer;
   d.format = r.format;
   LineagePack out;
-  auto t0 = std::chrono::steady_clock::now();
-  resolve::Resolution res;
-  if (resolver_ != nullptr) {
-    res = resolver_->resolve(request);
-  } else {
-    res.reason = resolve::MissReason::kNotFound;
-    res.detail = "no resolver";
-  }
-  d.resolve_ms = ms_since(t0);
-  d.verified = res.verified;
-  d.bytes_hashed = res.bytes_hashed;
+  resolve::Resolution res = resolve_recorded(request, d);
   if (res.is_hit() && res.hit->payload.size() == r.bytes) {
     const auto& hit = *res.hit;
     out.bytes = hit.payload;

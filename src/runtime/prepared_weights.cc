@@ -54,6 +54,24 @@ ResolvedWeights::ResolvedWeights(resolve::Resolver* resolver, device::IsaLevel l
                                  base::ThreadPool* pool)
     : resolver_(resolver), level_(level), pool_(pool) {}
 
+// The resolver's decision on `request`, its time, verification and hashed
+// bytes recorded in `d` (a miss "no resolver" when there is none).
+resolve::Resolution ResolvedWeights::resolve_recorded(const resolve::PackRequest& request,
+                                                      WeightDecision& d) {
+  auto t0 = std::chrono::steady_clock::now();
+  resolve::Resolution res;
+  if (resolver_ != nullptr) {
+    res = resolver_->resolve(request);
+  } else {
+    res.reason = resolve::MissReason::kNotFound;
+    res.detail = "no resolver";
+  }
+  d.resolve_ms = ms_since(t0);
+  d.verified = res.verified;
+  d.bytes_hashed = res.bytes_hashed;
+  return res;
+}
+
 Result<std::shared_ptr<const PreparedB>> ResolvedWeights::prepare(const std::string& source,
                                                                   const Tensor& b, bool transposed,
                                                                   const std::string& consumer) {
@@ -70,17 +88,7 @@ Result<std::shared_ptr<const PreparedB>> ResolvedWeights::prepare(const std::str
   d.name = source;
   d.consumer = consumer;
   std::shared_ptr<const PreparedB> prepared;
-  auto t0 = std::chrono::steady_clock::now();
-  resolve::Resolution res;
-  if (resolver_ != nullptr) {
-    res = resolver_->resolve(request);
-  } else {
-    res.reason = resolve::MissReason::kNotFound;
-    res.detail = "no resolver";
-  }
-  d.resolve_ms = ms_since(t0);
-  d.verified = res.verified;
-  d.bytes_hashed = res.bytes_hashed;
+  resolve::Resolution res = resolve_recorded(request, d);
   if (res.is_hit()) {
     const auto& hit = *res.hit;
     const pack::GemmBFormat* f =

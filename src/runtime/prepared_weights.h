@@ -64,6 +64,7 @@ class ResolvedWeights final : public WeightPreparer {
   PreparedTotals totals() const;
 
  private:
+  resolve::Resolution resolve_recorded(const resolve::PackRequest& request, WeightDecision& d);
   resolve::Resolver* resolver_;
   device::IsaLevel level_;
   base::ThreadPool* pool_;
