@@ -122,6 +122,14 @@ template <typename T, typename E>
 inline T power(T a, E b) {
   if constexpr (std::is_same_v<T, float> && std::is_same_v<E, float>) {
     return std::pow(a, b);
+  } else if constexpr (std::is_integral_v<T>) {
+    // An integer result out of T's range (or NaN) would be undefined behaviour
+    // to convert: it saturates, NaN gives 0, as Cast does (docs/runtime.md).
+    const double r = std::pow(double(a), double(b));
+    if (std::isnan(r)) return T(0);
+    if (r <= double(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+    if (r >= double(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return T(r);
   } else {
     return T(std::pow(double(a), double(b)));
   }
