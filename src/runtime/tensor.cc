@@ -195,7 +195,7 @@ HostTensor HostTensor::borrow(int32_t dtype, Shape shape, const void* data,
 Result<std::vector<int64_t>> to_int64_vector(const Tensor& t, std::string_view what) {
   std::vector<int64_t> v(size_t(t.numel()));
   if (t.dtype == kInt64) {
-    std::memcpy(v.data(), t.data, v.size() * 8);
+    if (!v.empty()) std::memcpy(v.data(), t.data, v.size() * 8);
   } else if (t.dtype == kInt32) {
     for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<const int32_t*>(t.data)[i];
   } else {

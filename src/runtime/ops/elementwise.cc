@@ -219,7 +219,7 @@ Result<std::unique_ptr<Kernel>> build_where(BuildContext& ctx) {
   bool ok = dispatch_width(dtype_size(dt), [&](auto tag) {
     using T = typename decltype(tag)::type;
     k = std::make_unique<FnKernel>([plan](const KernelIO& io) {
-      const bool* c = static_cast<const bool*>(io.in[0]);
+      const uint8_t* c = static_cast<const uint8_t*>(io.in[0]);  // any non-zero byte is true
       const T* x = static_cast<const T*>(io.in[1]);
       const T* y = static_cast<const T*>(io.in[2]);
       T* o = static_cast<T*>(io.out[0]);

@@ -79,10 +79,13 @@ template <Logic l>
 Result<std::unique_ptr<Kernel>> build_logical(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(BinarySetup s, setup_binary(ctx, kBool));
   if (s.dtype != kBool) return ctx.error("inputs must be bool, got " + dtype_name(s.dtype));
-  return binary_kernel<bool, bool>(s.plan, [](bool a, bool b) {
-    if constexpr (l == Logic::kAnd) return a && b;
-    if constexpr (l == Logic::kOr) return a || b;
-    if constexpr (l == Logic::kXor) return a != b;
+  // Read as bytes: a bool tensor may hold any non-zero byte for true (as a
+  // fed .npy or raw_data can), and loading such a byte as `bool` is undefined.
+  return binary_kernel<uint8_t, uint8_t>(s.plan, [](uint8_t a, uint8_t b) {
+    const bool x = a != 0, y = b != 0;
+    if constexpr (l == Logic::kAnd) return uint8_t(x && y);
+    if constexpr (l == Logic::kOr) return uint8_t(x || y);
+    if constexpr (l == Logic::kXor) return uint8_t(x != y);
   });
 }
 

@@ -17,11 +17,11 @@ Result<std::optional<double>> const_scalar(BuildContext& ctx, int i, std::string
   if (v == nullptr || v->numel() != 1)
     return ctx.needs_value(std::string(what) + " must be known before running (a scalar constant)");
   double d = 0;
-  bool ok =
-      v->dtype == kBool ? (d = *v->as<bool>(), true) : dispatch_numeric(v->dtype, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        d = double(*v->as<T>());
-      });
+  bool ok = v->dtype == kBool ? (d = *v->as<uint8_t>() != 0, true)
+                              : dispatch_numeric(v->dtype, [&](auto tag) {
+                                  using T = typename decltype(tag)::type;
+                                  d = double(*v->as<T>());
+                                });
   if (!ok)
     return ctx.error(std::string(what) + ": type " + dtype_name(v->dtype) + " is not supported");
   return std::optional<double>(d);
