@@ -5,8 +5,10 @@
 #pragma once
 
 // GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on _mm512_undefined_*.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include <immintrin.h>
 
