@@ -2,11 +2,14 @@
 # lists every AVX-512 line we own and no other file can be built with them.
 set(OP_FLAGS_AVX2 "-mavx2 -mfma -mf16c")
 set(OP_FLAGS_AVX512 "-mavx512f -mavx512bw -mavx512dq -mavx512vl -mfma -mf16c -mavx2")
+set(OP_FLAGS_AVX512VNNI "${OP_FLAGS_AVX512} -mavx512vnni")
 
 function(op_apply_isa_flags)
   foreach(src IN LISTS ARGN)
     get_filename_component(stem "${src}" NAME_WE)
-    if(stem MATCHES "_avx512$")
+    if(stem MATCHES "_avx512vnni$")
+      set_source_files_properties("${src}" PROPERTIES COMPILE_FLAGS "${OP_FLAGS_AVX512VNNI}")
+    elseif(stem MATCHES "_avx512$")
       set_source_files_properties("${src}" PROPERTIES COMPILE_FLAGS "${OP_FLAGS_AVX512}")
     elseif(stem MATCHES "_avx2$")
       set_source_files_properties("${src}" PROPERTIES COMPILE_FLAGS "${OP_FLAGS_AVX2}")

@@ -261,7 +261,9 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds) {
 }
 
 Status Session::bind_feeds(const std::map<std::string, Feed>& feeds) {
-  for (const auto& [name, feed] : feeds) {
+  for (const auto& entry : feeds) {
+    const std::string& name = entry.first;
+    const Feed& feed = entry.second;
     auto it = std::find_if(inputs_.begin(), inputs_.end(),
                            [&](const GraphInput& in) { return in.name == name; });
     if (it == inputs_.end()) return invalid_argument("input '" + name + "' is not a graph input");

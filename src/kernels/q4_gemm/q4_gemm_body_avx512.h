@@ -1,6 +1,6 @@
 // The AVX-512 block-quantized microkernels (q4_gemm.h), included by
 // q4_gemm_avx512.cc (AVX-512BW: u8 x s8 dots with vpmaddubsw/vpmaddwd) and
-// q4_gemm_vnni_avx512.cc (the same with vpdpbusd). One zmm holds the 16
+// q4_gemm_avx512vnni.cc (the same with vpdpbusd). One zmm holds the 16
 // columns of a panel; rows of A are broadcast.
 #pragma once
 

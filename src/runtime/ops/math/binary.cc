@@ -134,6 +134,7 @@ Result<std::unique_ptr<Kernel>> build_mod(BuildContext& ctx) {
   if (!dispatch_numeric(s.dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         k = binary_kernel<T, T>(s.plan, [fmod](T a, T b) -> T {
+          (void)fmod;  // read only by the signed integer instantiations
           if constexpr (std::is_floating_point_v<T>) {
             return std::fmod(a, b);
           } else {
@@ -191,6 +192,7 @@ Result<std::unique_ptr<Kernel>> build_variadic(BuildContext& ctx) {
   if (!dispatch_numeric(dt, [&](auto tag) {
         using T = typename decltype(tag)::type;
         k = make_kernel([plans, total, count](const KernelIO& io) {
+          (void)total;  // read only by Mean
           T* o = static_cast<T*>(io.out[0]);
           for (int in = 0; in < count; ++in) {
             const BroadcastPlan& plan = plans[size_t(in)];

@@ -1,7 +1,6 @@
 // AVX-512 VNNI level-4 microkernel: each 64-byte group of codes is one vpdpbusd
 // per row (unsigned codes x signed int8 A). Reached only on hosts with
-// AVX512_VNNI (q_gemm_select), hence the target pragma for this file alone.
-#pragma GCC target("avx512vnni")
+// AVX512_VNNI (q_gemm_select); the _avx512vnni suffix gives this file alone -mavx512vnni.
 #include <algorithm>
 
 #include "kernels/q4_gemm/q4_gemm_body_avx512.h"
