@@ -79,10 +79,13 @@ inline constexpr std::string_view kUnknownAlgorithm = "compiled.unknown_algorith
 inline constexpr std::string_view kSourceAmbiguous = "compiled.source_ambiguous";
 inline constexpr std::string_view kUnknownDeviceType = "device.unknown_type";
 inline constexpr std::string_view kUnknownArchitecture = "device.unknown_architecture";
+// Payload integrity (SPEC 4.6): entries that verified loads always miss.
+inline constexpr std::string_view kPayloadUnverifiable = "compiled.payload_unverifiable";
+inline constexpr std::string_view kPayloadDigestFormat = "compiled.payload_digest_format";
 }  // namespace rules
 
 // The catalogue, in documentation order.
-inline constexpr std::array<Rule, 56> kRules = {{
+inline constexpr std::array<Rule, 58> kRules = {{
     {rules::kUnconstrained, Severity::kError,
      "a struct type with kind unset where an exact type is needed"},
     {rules::kNotConcrete, Severity::kError,
@@ -164,6 +167,10 @@ inline constexpr std::array<Rule, 56> kRules = {{
     {rules::kUnknownDeviceType, Severity::kWarning, "a device type this build does not know"},
     {rules::kUnknownArchitecture, Severity::kWarning,
      "an architecture string outside the known grammar"},
+    {rules::kPayloadUnverifiable, Severity::kWarning,
+     "a compiled tensor without payload_digest (a miss under verify full and memo)"},
+    {rules::kPayloadDigestFormat, Severity::kWarning,
+     "a payload_digest that is not the lower-case hex of a digest of its algorithm"},
 }};
 
 }  // namespace onnx_prepack::check
