@@ -1,6 +1,7 @@
 #include "runtime/constants.h"
 
 #include <cstring>
+#include <string>
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -11,12 +12,70 @@ void copy_typed(const google::protobuf::RepeatedField<Src>& src, HostTensor& t) 
   for (int i = 0; i < src.size(); ++i) d[i] = static_cast<Dst>(src.Get(i));
 }
 
+constexpr int32_t kUint4 = 21;
+constexpr int32_t kInt4 = 22;
+
+// INT4 / UINT4 are held one element per byte as INT8 / UINT8 (the runtime has no
+// sub-byte type). Every operator that reads a 4-bit tensor (DequantizeLinear,
+// Cast, the shape ops) gives the same values from the widened form, and the
+// model's bytes (what digests cover) are never touched.
+Result<HostTensor> widen_nibbles(const onnx::TensorProto& t, const format::Model* model,
+                                 std::string_view context) {
+  const bool is_signed = t.data_type() == kInt4;
+  Shape shape(t.dims().begin(), t.dims().end());
+  for (int64_t d : shape) {
+    if (d < 0)
+      return invalid_argument(std::string(context) + ": negative dimension " + std::to_string(d));
+  }
+  const int32_t wide = is_signed ? kInt8 : kUint8;
+  OP_ASSIGN_OR_RETURN(uint64_t n, checked_tensor_bytes(wide, shape, context));
+  const uint64_t packed = n / 2 + n % 2;
+  std::span<const uint8_t> span;
+  std::string typed;  // int32_data entries are one packed byte each
+  const auto storage = format::storage_of(t);
+  if (storage == format::Storage::kRaw) {
+    span = {reinterpret_cast<const uint8_t*>(t.raw_data().data()), t.raw_data().size()};
+  } else if (storage == format::Storage::kExternal) {
+    if (model == nullptr)
+      return invalid_argument(std::string(context) + ": external data is not allowed here");
+    OP_ASSIGN_OR_RETURN(auto tb, model->tensor_bytes(t, context));
+    span = tb.bytes;
+  } else {
+    if (uint64_t(t.int32_data_size()) != packed) {
+      return data_loss(std::string(context) + ": holds " + std::to_string(t.int32_data_size()) +
+                       " int32_data entries, " + std::to_string(n) + " 4-bit values need " +
+                       std::to_string(packed));
+    }
+    typed.resize(packed);
+    for (uint64_t i = 0; i < packed; ++i) typed[i] = char(uint8_t(t.int32_data(int(i))));
+    span = {reinterpret_cast<const uint8_t*>(typed.data()), typed.size()};
+  }
+  if (span.size() != packed) {
+    return data_loss(std::string(context) + ": holds " + std::to_string(span.size()) + " bytes, " +
+                     dtype_name(t.data_type()) + shape_string(shape) + " needs " +
+                     std::to_string(packed));
+  }
+  OP_ASSIGN_OR_RETURN(auto h, HostTensor::try_allocate(wide, shape, context));
+  auto* out = static_cast<uint8_t*>(h.mutable_data());
+  for (uint64_t i = 0; i < n; ++i) {
+    uint8_t v = uint8_t((span[i / 2] >> (4 * (i % 2))) & 0x0F);  // first element: low nibble
+    if (is_signed && (v & 0x08)) v = uint8_t(v | 0xF0);          // sign-extend
+    out[i] = v;
+  }
+  return h;
+}
+
 }  // namespace
 
 Result<HostTensor> host_tensor_from_proto(const onnx::TensorProto& t, const format::Model* model,
                                           std::string_view context,
                                           std::shared_ptr<const void> keep_alive) {
   int32_t dt = t.data_type();
+  if (dt == kInt4 || dt == kUint4) {
+    if (t.has_segment())
+      return unimplemented(std::string(context) + ": segmented tensors are not supported");
+    return widen_nibbles(t, model, context);
+  }
   size_t width = dtype_size(dt);
   if (width == 0) {
     return unimplemented(std::string(context) + ": element type " + dtype_name(dt) +

@@ -82,6 +82,9 @@ struct ValueDesc {
   const Tensor* value = nullptr;  // known at plan time (initializer, constant, folded)
   std::string name;
   bool is_initializer = false;  // an initializer not overridden by a graph input
+  // The model's element type when the runtime holds the value widened (INT4 /
+  // UINT4 as INT8 / UINT8, constants.h); kUndefined otherwise.
+  int32_t model_dtype = kUndefined;
 };
 
 class BuildContext {
@@ -132,6 +135,10 @@ class BuildContext {
   void set_alias(int out, int in) { alias_.push_back({out, in}); }
   // The output's value is known now (e.g. Shape); no kernel needed.
   void set_output_value(int i, HostTensor value);
+  // The output holds a widened 4-bit constant of model type `dtype`.
+  void set_output_model_dtype(int i, int32_t dtype) {
+    if (i < output_count()) outputs_[size_t(i)].model_dtype = dtype;
+  }
 
   // Attributes.
   const onnx::AttributeProto* attr(std::string_view name) const;
@@ -149,6 +156,7 @@ class BuildContext {
     Shape shape;
     bool set = false;
     std::optional<HostTensor> value;
+    int32_t model_dtype = kUndefined;
   };
   const std::vector<Output>& outputs() const { return outputs_; }
   const std::vector<std::pair<int, int>>& aliases() const { return alias_; }

@@ -328,6 +328,7 @@ Status Session::bind_initializers() {
     v.desc.dtype = v.constant->dtype();
     v.desc.shape = v.constant->shape();
     v.desc.is_initializer = true;
+    if (t.data_type() != v.desc.dtype) v.desc.model_dtype = t.data_type();
   }
   stats_.init_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_init).count();
@@ -408,6 +409,7 @@ Status Session::build_node(int ni, bool& needs_value) {
     Value& v = values_[size_t(id)];
     v.desc.dtype = outs[size_t(o)].dtype;
     v.desc.shape = outs[size_t(o)].shape;
+    v.desc.model_dtype = outs[size_t(o)].model_dtype;
     int64_t count = checked_numel(v.desc.shape);
     if (count < 0) {
       return invalid_argument(ctx.where() + ": output " + shape_string(v.desc.shape) +

@@ -75,6 +75,10 @@ std::string dtype_name(int32_t dtype) {
       return "float8e5m2";
     case kFloat8E5M2FNUZ:
       return "float8e5m2fnuz";
+    case 21:
+      return "uint4";
+    case 22:
+      return "int4";
     default:
       return "type " + std::to_string(dtype);
   }

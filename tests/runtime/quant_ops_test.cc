@@ -1,7 +1,8 @@
 // Quantized ONNX patterns as ONNX Runtime's quantization tools write them
 // (tests/runtime/quant/make_qdq_models.py): quantize_dynamic's
 // DynamicQuantizeLinear + MatMulInteger and QLinearMatMul agree with ONNX
-// Runtime exactly; weight-only QDQ (per channel, blocked) agrees with the float64
+// Runtime exactly; weight-only QDQ (per channel, blocked; int8, int4 and uint4
+// weights, the 4-bit ones held widened) agrees with the float64
 // ONNX semantics, which ONNX Runtime only approximates (it fuses the pattern
 // into an int8 product; measured and bounded here).
 #include <gtest/gtest.h>
@@ -45,12 +46,12 @@ double max_diff(const HostTensor& a, const HostTensor& b) {
 
 TEST(QuantOps, QuantizedPatternsAgreeWithOrtOrTheOnnxSemantics) {
   if (!tools_available()) GTEST_SKIP() << "node, onnxruntime-node or python3-onnx missing";
-  for (const char* kind : {"dynamic", "qlinear", "qdq", "blocked"}) {
+  for (const char* kind : {"dynamic", "qlinear", "qdq", "blocked", "int4", "uint4"}) {
     testing::TempDir dir;
     std::string log;
     ASSERT_EQ(testing::run_command("/usr/bin/python3 " + std::string(OP_SOURCE_DIR) +
                                        "/tests/runtime/quant/make_qdq_models.py " + dir.path() +
-                                       " " + kind + " --M 4 --K 70 --N 20",
+                                       " " + kind + " --M 4 --K 70 --N 21",
                                    &log),
               0)
         << log;

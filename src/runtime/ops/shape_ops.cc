@@ -159,6 +159,9 @@ Result<std::unique_ptr<Kernel>> build_constant(BuildContext& ctx) {
     return ctx.error("attribute '" + a.name() + "' is not supported");
   }
   ctx.set_output_value(0, std::move(t));
+  if (a.name() == "value" && a.t().data_type() != t.dtype()) {
+    ctx.set_output_model_dtype(0, a.t().data_type());
+  }
   return std::unique_ptr<Kernel>();
 }
 

@@ -7,8 +7,11 @@ models with input "x" float [M, K] and output "y", plus x.npy:
   qdq       DequantizeLinear(W int8 [K, N], per-channel scale/zero point, axis 1) -> MatMul
   blocked   DequantizeLinear(W int8 [K, N], blocked along K, block 32; opset 21) -> MatMul
   qlinear   QuantizeLinear(x) -> QLinearMatMul(W uint8) -> DequantizeLinear
+  int4      DequantizeLinear(W int4 [K, N], int4 zero points, blocked along K, block 32;
+            opset 21) -> MatMul
+  uint4     DequantizeLinear(W uint4 [K, N], uint4 zero points per channel, axis 1) -> MatMul
 
-For qdq and blocked also ref.npy: x @ dequantized W in float64 (ONNX Runtime's CPU
+For qdq, blocked, int4 and uint4 also ref.npy: x @ dequantized W in float64 (ONNX Runtime's CPU
 provider fuses weight-only DequantizeLinear + MatMul into an int8 product with A
 quantized on the fly, about 5e-3 of the output's magnitude away from it).
 
@@ -22,10 +25,24 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
+def nibbles(a, name, signed):
+    """A 4-bit TensorProto (INT4 = 22, UINT4 = 21) built by hand: Debian's onnx
+    predates the types. Two elements per byte, the first in the low nibble."""
+    flat = (a.reshape(-1).astype(np.int64) & 0x0F).astype(np.uint8)
+    if flat.size % 2:
+        flat = np.append(flat, np.uint8(0))
+    t = TensorProto()
+    t.name = name
+    t.data_type = 22 if signed else 21
+    t.dims.extend(a.shape)
+    t.raw_data = (flat[0::2] | (flat[1::2] << 4)).astype(np.uint8).tobytes()
+    return t
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("kind", choices=["dynamic", "qdq", "blocked", "qlinear"])
+    ap.add_argument("kind", choices=["dynamic", "qdq", "blocked", "qlinear", "int4", "uint4"])
     ap.add_argument("--M", type=int, default=3)
     ap.add_argument("--K", type=int, default=70)
     ap.add_argument("--N", type=int, default=20)
@@ -62,6 +79,22 @@ def main():
         nodes = [helper.make_node("DequantizeLinear", ["W", "W_scale", "W_zp"], ["Wf"], axis=0,
                                   block_size=32),
                  helper.make_node("MatMul", ["x", "Wf"], ["y"])]
+    elif o.kind in ("int4", "uint4"):
+        opset = 21
+        signed = o.kind == "int4"
+        lo, hi = (-8, 8) if signed else (0, 16)
+        w = rng.integers(lo, hi, size=(K, N))
+        if signed:
+            kb = (K + 31) // 32
+            s_shape, attrs = (kb, N), dict(axis=0, block_size=32)
+        else:
+            s_shape, attrs = (N,), dict(axis=1)
+        z = rng.integers(lo, hi, size=s_shape)
+        inits = [nibbles(w, "W", signed),
+                 init((rng.random(s_shape) * 0.02 + 0.001).astype(np.float32), "W_scale"),
+                 nibbles(z, "W_zp", signed)]
+        nodes = [helper.make_node("DequantizeLinear", ["W", "W_scale", "W_zp"], ["Wf"], **attrs),
+                 helper.make_node("MatMul", ["x", "Wf"], ["y"])]
     else:
         w = rng.integers(0, 256, size=(K, N), dtype=np.uint8)
         inits = [init(w, "W"), init(np.array(0.02, np.float32), "x_scale"),
@@ -81,10 +114,14 @@ def main():
     onnx.save(model, os.path.join(o.out, "model.onnx"))
     x = rng.standard_normal((M, K)).astype(np.float32)
     np.save(os.path.join(o.out, "x.npy"), x)
-    if o.kind in ("qdq", "blocked"):  # float64 reference of the ONNX semantics
-        a = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in inits}
+    if o.kind in ("qdq", "blocked", "int4", "uint4"):  # float64 reference of the ONNX semantics
+        if o.kind in ("int4", "uint4"):
+            a = {"W": w.astype(np.float64), "W_zp": z.astype(np.float64),
+                 "W_scale": numpy_helper.to_array(inits[1]).astype(np.float64)}
+        else:
+            a = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in inits}
         s, z = a["W_scale"], a["W_zp"]
-        if o.kind == "blocked":
+        if o.kind in ("blocked", "int4"):
             s, z = np.repeat(s, 32, axis=0)[:K], np.repeat(z, 32, axis=0)[:K]
         np.save(os.path.join(o.out, "ref.npy"), x.astype(np.float64) @ ((a["W"] - z) * s))
 

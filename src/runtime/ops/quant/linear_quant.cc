@@ -130,6 +130,10 @@ Result<std::unique_ptr<Kernel>> build_quantize(BuildContext& ctx) {
     return ctx.error("x and y_scale must be float, float16 or bfloat16");
   }
   const bool has_zp = ctx.has_input(2);
+  if (has_zp && ctx.input(2).model_dtype != kUndefined) {
+    // A 4-bit zero point is held widened; its output would saturate as 8-bit.
+    return ctx.error("output type " + dtype_name(ctx.input(2).model_dtype) + " is not supported");
+  }
   int32_t yt = has_zp ? ctx.input(2).dtype : int32_t(ctx.attr_int("output_dtype", kUint8));
   if (yt == kUndefined) yt = kUint8;
   if (!is_quant_int(yt) || yt == kInt32) {
