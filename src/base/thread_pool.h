@@ -3,6 +3,7 @@
 // part, so a pool of size 1 runs everything inline with no synchronisation.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -38,9 +39,11 @@ class ThreadPool {
   const std::function<void(size_t, size_t)>* job_ = nullptr;
   size_t tasks_ = 0;
   size_t next_ = 0;
-  size_t pending_ = 0;
-  size_t generation_ = 0;
-  bool stop_ = false;
+  // Written under mutex_; also read without it by threads spinning before they sleep.
+  std::atomic<size_t> pending_{0};
+  std::atomic<size_t> generation_{0};
+  std::atomic<bool> stop_{false};
+  size_t sleepers_ = 0;  // workers blocked on wake_
   bool busy_ = false;
 };
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <set>
 
@@ -44,7 +45,21 @@ constexpr uint64_t kMaxValueBytes = uint64_t(64) << 30;
 
 }  // namespace
 
-Session::~Session() { std::free(arena_); }
+Session::~Session() {
+  std::free(arena_);
+  if (profile_ && !profile_->empty()) {
+    std::vector<std::pair<std::string, OpProfile>> rows(profile_->begin(), profile_->end());
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
+    double total = 0;
+    for (const auto& r : rows) total += r.second.ms;
+    std::fprintf(stderr, "profile: %.3f ms in kernels\n", total);
+    for (const auto& [op, p] : rows) {
+      std::fprintf(stderr, "profile: %-24s %10.3f ms %5.1f%% %8lld calls\n", op.c_str(), p.ms,
+                   total > 0 ? 100.0 * p.ms / total : 0.0, static_cast<long long>(p.calls));
+    }
+  }
+}
 
 Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const format::Model> model,
                                                  SessionOptions options) {
@@ -53,6 +68,9 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const format::M
   s->options_ = options;
   if (s->options_.pool == nullptr) s->options_.pool = &base::ThreadPool::shared();
   s->workspace_.reserve_workers(s->options_.pool->size());
+  if (const char* p = std::getenv("ONNX_PREPACK_PROFILE"); p != nullptr && std::strcmp(p, "1") == 0) {
+    s->profile_ = std::make_unique<std::map<std::string, OpProfile>>();
+  }
   const auto& proto = s->model_->proto();
   const auto& g = proto.graph();
 
@@ -601,8 +619,19 @@ Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>
     }
     if (it->second.nbytes()) std::memcpy(v.ptr, it->second.data, it->second.nbytes());
   }
-  for (const Step& st : steps_) {
-    st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_});
+  if (profile_ == nullptr) {
+    for (const Step& st : steps_) {
+      st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_});
+    }
+  } else {
+    for (const Step& st : steps_) {
+      const auto t0 = std::chrono::steady_clock::now();
+      st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_});
+      OpProfile& p = (*profile_)[graph_->node(st.node).op_type()];
+      p.ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                  .count();
+      ++p.calls;
+    }
   }
   std::vector<HostTensor> outs;
   for (int id : output_values_) {

@@ -142,6 +142,13 @@ class Session {
   std::map<std::string, int> fed_values_;
   std::map<std::string, Feed> planned_feeds_;
   void* arena_ = nullptr;
+  // ONNX_PREPACK_PROFILE=1: wall ms and calls per op type, printed to stderr
+  // when the session ends (a developer's view of where a run's time goes).
+  struct OpProfile {
+    double ms = 0;
+    int64_t calls = 0;
+  };
+  std::unique_ptr<std::map<std::string, OpProfile>> profile_;
   Workspace workspace_;  // kernels' scratch (on-the-fly packed B), reused across runs
   PlanStats stats_;
 };
