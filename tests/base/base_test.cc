@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <filesystem>
 #include <numeric>
 
@@ -53,6 +55,34 @@ TEST(ThreadPool, NestedCallsRunInline) {
   std::atomic<int> n{0};
   pool.parallel_for(4, [&](size_t, size_t) { pool.parallel_for(3, [&](size_t, size_t) { n++; }); });
   EXPECT_EQ(n.load(), 12);
+}
+
+// Workers spin briefly, then sleep (thread_pool.cc): jobs that follow each other
+// at once, after a pause past the spin window, and from two calling threads at
+// the same time (one of them runs inline) each run every task exactly once.
+TEST(ThreadPool, BackToBackSleepingAndConcurrentCallersLoseNoTask) {
+  ThreadPool pool(3);
+  auto job = [&](size_t tasks) {
+    std::vector<std::atomic<int>> hits(tasks);
+    pool.parallel_for(tasks, [&](size_t t, size_t) { hits[t]++; });
+    int bad = 0;
+    for (size_t t = 0; t < tasks; ++t) bad += hits[t].load() != 1;
+    return bad;
+  };
+  int bad = 0;
+  for (int i = 0; i < 2000; ++i) bad += job(size_t(2 + i % 7));
+  for (int i = 0; i < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // past the spin: workers sleep
+    bad += job(64);
+  }
+  std::atomic<int> bad_other{0};
+  std::thread other([&] {
+    for (int i = 0; i < 500; ++i) bad_other += job(16);
+  });
+  for (int i = 0; i < 500; ++i) bad += job(16);
+  other.join();
+  EXPECT_EQ(bad, 0);
+  EXPECT_EQ(bad_other.load(), 0);
 }
 
 TEST(Json, DumpsOrderedAndEscaped) {
