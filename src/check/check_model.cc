@@ -191,7 +191,6 @@ void check_graphs(Checker& c, const onnx::ModelProto& m) {
   }
 }
 
-
 // SPEC 4.6: the resolver refuses, under full and memo, an entry whose payload it
 // cannot check; say so before a load does.
 bool lower_hex(std::string_view s) {

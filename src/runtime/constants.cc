@@ -108,11 +108,13 @@ Result<HostTensor> host_tensor_from_proto(const onnx::TensorProto& t, const form
                        " bytes, " + dtype_name(dt) + shape_string(shape) + " needs " +
                        std::to_string(bytes));
     }
-    if (reinterpret_cast<uintptr_t>(span.data()) % width == 0) {
+    const bool fix_bools = dt == kBool && has_non_canonical_bools(span.data(), span.size());
+    if (reinterpret_cast<uintptr_t>(span.data()) % width == 0 && !fix_bools) {
       return HostTensor::borrow(dt, shape, span.data(), std::move(keep));
     }
     OP_ASSIGN_OR_RETURN(auto h, HostTensor::try_allocate(dt, shape, context));
     if (bytes) std::memcpy(h.mutable_data(), span.data(), bytes);
+    if (fix_bools) canonicalize_bools(h.mutable_data(), bytes);
     return h;
   }
   OP_ASSIGN_OR_RETURN(auto h, HostTensor::try_allocate(dt, shape, context));
@@ -148,7 +150,9 @@ Result<HostTensor> host_tensor_from_proto(const onnx::TensorProto& t, const form
       void* d = h.mutable_data();
       for (int64_t i = 0; i < n; ++i) {
         int32_t v = t.int32_data(int(i));
-        if (width == 1)
+        if (dt == kBool)
+          static_cast<uint8_t*>(d)[i] = v != 0;
+        else if (width == 1)
           static_cast<uint8_t*>(d)[i] = uint8_t(v);
         else if (width == 2)
           static_cast<uint16_t*>(d)[i] = uint16_t(v);

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
@@ -68,7 +68,8 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const format::M
   s->options_ = options;
   if (s->options_.pool == nullptr) s->options_.pool = &base::ThreadPool::shared();
   s->workspace_.reserve_workers(s->options_.pool->size());
-  if (const char* p = std::getenv("ONNX_PREPACK_PROFILE"); p != nullptr && std::strcmp(p, "1") == 0) {
+  if (const char* p = std::getenv("ONNX_PREPACK_PROFILE");
+      p != nullptr && std::strcmp(p, "1") == 0) {
     s->profile_ = std::make_unique<std::map<std::string, OpProfile>>();
   }
   const auto& proto = s->model_->proto();
@@ -318,6 +319,7 @@ Status Session::bind_feeds(const std::map<std::string, Feed>& feeds) {
                           HostTensor::try_allocate(feed.dtype, feed.shape, "input '" + name + "'"));
       if (v.constant->nbytes())
         std::memcpy(v.constant->mutable_data(), feed.value->data, v.constant->nbytes());
+      if (feed.dtype == kBool) canonicalize_bools(v.constant->mutable_data(), v.constant->nbytes());
     } else {
       v.runtime = true;
     }
@@ -611,13 +613,21 @@ Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>
                               dtype_name(v.desc.dtype) + shape_string(v.desc.shape));
     }
     if (v.constant) {
-      if (std::memcmp(v.constant->data(), it->second.data, it->second.nbytes()) != 0) {
+      bool same = std::memcmp(v.constant->data(), it->second.data, it->second.nbytes()) == 0;
+      if (!same && v.desc.dtype == kBool) {  // the pinned copy was canonicalised
+        const auto* a = static_cast<const uint8_t*>(v.constant->data());
+        const auto* b = static_cast<const uint8_t*>(it->second.data);
+        same = true;
+        for (size_t i = 0; same && i < it->second.nbytes(); ++i) same = (a[i] != 0) == (b[i] != 0);
+      }
+      if (!same) {
         return invalid_argument("run: input '" + name +
                                 "' differs from the value the plan was built for; plan again");
       }
       continue;
     }
     if (it->second.nbytes()) std::memcpy(v.ptr, it->second.data, it->second.nbytes());
+    if (v.desc.dtype == kBool) canonicalize_bools(v.ptr, it->second.nbytes());
   }
   if (profile_ == nullptr) {
     for (const Step& st : steps_) {
@@ -628,8 +638,8 @@ Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>
       const auto t0 = std::chrono::steady_clock::now();
       st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_});
       OpProfile& p = (*profile_)[graph_->node(st.node).op_type()];
-      p.ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                  .count();
+      p.ms +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       ++p.calls;
     }
   }
@@ -660,8 +670,9 @@ Status Session::run_bound(std::span<const void* const> inputs, std::span<void* c
     if (it == fed_values_.end()) continue;
     const Value& v = values_[size_t(it->second)];
     size_t bytes = size_t(shape_numel(v.desc.shape)) * dtype_size(v.desc.dtype);
-    if (v.constant || bytes == 0 || v.ptr == inputs[i]) continue;
-    std::memcpy(v.ptr, inputs[i], bytes);
+    if (v.constant || bytes == 0) continue;
+    if (v.ptr != inputs[i]) std::memcpy(v.ptr, inputs[i], bytes);
+    if (v.desc.dtype == kBool) canonicalize_bools(v.ptr, bytes);  // arena memory, ours
   }
   for (const Step& st : steps_) {
     st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_});

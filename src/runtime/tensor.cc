@@ -9,6 +9,18 @@
 
 namespace onnx_prepack::runtime {
 
+bool has_non_canonical_bools(const void* p, size_t n) {
+  const auto* b = static_cast<const uint8_t*>(p);
+  uint8_t any = 0;
+  for (size_t i = 0; i < n; ++i) any |= uint8_t(b[i] & 0xFE);
+  return any != 0;
+}
+
+void canonicalize_bools(void* p, size_t n) {
+  auto* b = static_cast<uint8_t*>(p);
+  for (size_t i = 0; i < n; ++i) b[i] = b[i] != 0;
+}
+
 size_t dtype_size(int32_t dtype) {
   switch (dtype) {
     case kFloat:

@@ -40,6 +40,13 @@ enum DType : int32_t {
   kFloat8E5M2FNUZ = 20,
 };
 
+// Kernels read BOOL elements as C++ bool, for which a byte other than 0 or 1 is
+// undefined behaviour; every BOOL tensor entering the runtime (feeds, pinned
+// feeds, initializers, constants) is normalised to 0/1 at that boundary.
+// True when any byte of [p, p + n) is neither 0 nor 1.
+bool has_non_canonical_bools(const void* p, size_t n);
+void canonicalize_bools(void* p, size_t n);  // any non-zero byte -> 1
+
 // Bytes per element, 0 for types the runtime does not hold (string, sub-byte, ...).
 size_t dtype_size(int32_t dtype);
 std::string dtype_name(int32_t dtype);

@@ -2,9 +2,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <thread>
 #include <filesystem>
 #include <numeric>
+#include <thread>
 
 #include "base/atomic_file.h"
 #include "base/json.h"

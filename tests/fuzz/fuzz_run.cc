@@ -37,7 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fed_bytes += t->nbytes();
     if (fed_bytes > (uint64_t(1) << 24)) return 0;
     auto* bytes = static_cast<uint8_t*>(t->mutable_data());
-    for (size_t i = 0; i < t->nbytes(); ++i) bytes[i] = uint8_t(i * 7 % 3);  // 0, 1, 2: valid
+    for (size_t i = 0; i < t->nbytes(); ++i)
+      bytes[i] = uint8_t(i * 7 % 3);  // 0, 1, 2 (2 is a true BOOL)
     feeds[in.name] = {in.dtype, shape, nullptr};
     values.emplace(in.name, std::move(*t));
   }

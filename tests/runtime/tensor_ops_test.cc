@@ -7,8 +7,8 @@
 #include <cstring>
 
 #include "base/thread_pool.h"
-#include "testing/plan_status.h"
 #include "runtime/session.h"
+#include "testing/plan_status.h"
 #include "testing/test_models.h"
 
 namespace onnx_prepack::runtime {
@@ -84,6 +84,57 @@ TEST(TensorOps, NonZeroAsksForItsInputValueThenRunsPinned) {
   ASSERT_EQ((*out)[0].shape(), (Shape{2, 3}));
   const int64_t want[] = {0, 1, 1, 1, 0, 2};
   for (int i = 0; i < 6; ++i) EXPECT_EQ((*out)[0].as<int64_t>()[i], want[i]) << i;
+}
+
+// BOOL bytes other than 0 and 1 (a fed buffer, an initializer's raw_data) are
+// true, as in numpy and ONNX Runtime, and never reach a kernel as an invalid
+// bool (found by fuzz_run; UBSan reports such a load).
+TEST(TensorOps, BoolBytesOtherThanZeroOrOneAreTrue) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("bools");
+  auto* in = g->add_input();
+  in->set_name("B");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(kBool);
+  tt->mutable_shape()->add_dim()->set_dim_value(4);
+  onnx::TensorProto init;
+  init.set_name("C");
+  init.set_data_type(kBool);
+  init.add_dims(4);
+  init.set_raw_data(std::string("\x00\x07\x01\xff", 4));
+  *g->add_initializer() = init;
+  auto* cast = g->add_node();
+  cast->set_op_type("Cast");
+  cast->add_input("B");
+  cast->add_output("Y");
+  auto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(kFloat);
+  auto* and_node = g->add_node();
+  and_node->set_op_type("And");
+  and_node->add_input("B");
+  and_node->add_input("C");
+  and_node->add_output("Z");
+  g->add_output()->set_name("Y");
+  g->add_output()->set_name("Z");
+  auto s = Session::create(model_of(m), {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  uint8_t fed[4] = {2, 0, 255, 1};
+  Tensor view{kBool, {4}, fed};
+  Status st = testing::plan_status((*s)->plan({{"B", {kBool, {4}, nullptr}}}));
+  ASSERT_TRUE(st.ok()) << st.message();
+  auto out = (*s)->run({{"B", view}});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  const float want_y[4] = {1, 0, 1, 1};
+  const uint8_t want_z[4] = {0, 0, 1, 1};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ((*out)[0].as<float>()[i], want_y[i]) << i;
+    EXPECT_EQ(static_cast<const uint8_t*>((*out)[1].data())[i], want_z[i]) << i;
+  }
 }
 
 // Runs `model` on X with a pool of `threads`; returns Y's bytes.
