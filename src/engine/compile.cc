@@ -40,9 +40,12 @@ using kernels::PackSourceLayout;
 // later `--verify memo` load hashes nothing (SPEC 7.2). A record taken within
 // the timestamp granularity of the file's last change is never trusted, and
 // the output was just written: wait out that window before taking identities.
+// `payloads` maps each payload_digest written (hex) to H(payload), what a memo
+// record of the payload's range holds (resolve/payload_check.h).
 Status record_memo(const std::string& output, const std::string& memo_dir,
                    digest::Algorithm algorithm,
-                   const std::vector<std::pair<std::string, digest::Digest>>& hashed) {
+                   const std::vector<std::pair<std::string, digest::Digest>>& hashed,
+                   const std::map<std::string, digest::Digest>& payloads) {
   OP_ASSIGN_OR_RETURN(auto out, format::Model::load(output));
   resolve::MemoStore store(memo_dir.empty() ? resolve::MemoStore::default_dir() : memo_dir);
   for (const auto& [name, d] : hashed) {
@@ -61,13 +64,15 @@ Status record_memo(const std::string& output, const std::string& memo_dir,
   for (int i = 0; i < out->proto().compiled_tensors_size(); ++i) {
     Result<resolve::PayloadMemo> pm = resolve::payload_memo_for(*out, i);
     if (!pm.ok()) continue;
+    auto inner = payloads.find(pm->recorded);
+    if (inner == payloads.end()) continue;
     const int64_t changed = std::max(pm->key.file.mtime_ns, pm->key.file.ctime_ns);
     const int64_t wait_ns = changed + store.granularity_ns(pm->key) - pm->key.stat_time_ns;
     if (wait_ns > 0) {
       ::usleep(useconds_t(wait_ns / 1000 + 1000));
       OP_ASSIGN_OR_RETURN(pm, resolve::payload_memo_for(*out, i));
     }
-    OP_RETURN_IF_ERROR(store.record(pm->key, pm->digest));
+    OP_RETURN_IF_ERROR(store.record(pm->key, inner->second));
   }
   return ok_status();
 }
@@ -218,6 +223,7 @@ class Compiler {
   uint64_t payload_bytes = 0;
   size_t entries = 0;
   std::vector<std::pair<std::string, digest::Digest>> hashed;
+  std::map<std::string, digest::Digest> payload_inner;  // payload_digest hex -> H(payload)
 
  private:
   Result<std::span<const uint8_t>> content_of(const onnx::TensorProto& t, const std::string& ctx);
@@ -392,11 +398,24 @@ Result<format::WriteReport> Compiler::write(const std::string& dst, const Compil
   // fresh name and the model is published last.
   onnx::ModelProto& out = out_;
   base::ThreadPool* pool = pool_;
-  wo.on_payload = [&out, pool, first_new](int i, std::span<const uint8_t> payload) {
+  std::map<std::string, digest::Digest>& inner = payload_inner;
+  wo.on_payload = [&out, &inner, pool, first_new](int i, std::span<const uint8_t> payload) {
     auto* ct = out.mutable_compiled_tensors(i);
-    if (i < first_new) return resolve::copied_payload_intact(*ct, payload, pool);
-    if (auto alg = digest::algorithm_from_name(ct->digest_algorithm())) {
-      resolve::set_payload_digest(*ct->mutable_metadata_props(), *alg, payload, pool);
+    auto recorded = [ct] {
+      for (const auto& e : ct->metadata_props())
+        if (e.key() == resolve::kPayloadDigestKey) return e.value();
+      return std::string();
+    };
+    if (i < first_new) {
+      std::optional<digest::Digest> d;
+      if (!resolve::copied_payload_intact(out, *ct, payload, pool, &d)) return false;
+      if (d) inner[recorded()] = *d;
+      return true;
+    }
+    const onnx::StructTypeProto* type = resolve::entry_struct_type(out, *ct);
+    if (auto alg = digest::algorithm_from_name(ct->digest_algorithm()); alg && type) {
+      const digest::Digest d = resolve::set_payload_digest(*ct, *type, *alg, payload, pool);
+      inner[recorded()] = d;
     }
     return true;
   };
@@ -446,7 +465,8 @@ Result<CompileSummary> compile_model(const std::string& src, const std::string& 
   OP_ASSIGN_OR_RETURN(format::WriteReport written, compiler.write(dst, options));
   if (options.memo) {
     // The output is complete either way; a memo that cannot be written only costs a hash later.
-    Status st = record_memo(dst, options.memo_dir, *algorithm, compiler.hashed);
+    Status st =
+        record_memo(dst, options.memo_dir, *algorithm, compiler.hashed, compiler.payload_inner);
     if (!st.ok()) summary.memo_error = st.message();
   }
   summary.entries = compiler.entries;

@@ -253,7 +253,7 @@ Status CacheStore::publish(const CacheKey& key, std::string_view source_name,
   add_kv("location", kEntryData);
   add_kv("offset", "0");
   add_kv("length", std::to_string(payload.size()));
-  set_payload_digest(*ct->mutable_metadata_props(), key.algorithm, payload, pool);
+  set_payload_digest(*ct, type, key.algorithm, payload, pool);
   OP_ASSIGN_OR_RETURN(uint64_t want, types::value_byte_size(m, *v));
   if (want != payload.size()) {
     return invalid_argument("cache entry for '" + std::string(source_name) + "': payload is " +
@@ -301,9 +301,10 @@ Status CacheStore::publish(const CacheKey& key, std::string_view source_name,
 bool CacheStore::entry_is_sound(const CacheKey& key) const {
   Result<std::optional<CacheEntry>> found = lookup(key);
   if (!found.ok() || !found->has_value()) return false;
-  const onnx::CompiledTensorProto& ct = (*found)->model->proto().compiled_tensors(0);
-  return check_payload(ct.metadata_props(), ct.digest_algorithm(), (*found)->payload, true, nullptr,
-                       {}, nullptr, (*found)->path)
+  const onnx::ModelProto& m = (*found)->model->proto();
+  const onnx::CompiledTensorProto& ct = m.compiled_tensors(0);
+  return check_payload(ct, entry_struct_type(m, ct), (*found)->payload, true, nullptr, {}, nullptr,
+                       (*found)->path)
              .verdict == PayloadVerdict::kIntact;
 }
 

@@ -1,6 +1,8 @@
 #include "resolve/payload_check.h"
 
+#include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include "base/json.h"
 #include "format/metadata.h"
@@ -61,7 +63,11 @@ Result<PayloadMemo> payload_memo_for(const format::Model& model, int index) {
   PayloadMemo out;
   bool found = false;
   for (const auto& e : ct.metadata_props()) {
-    if (e.key() == kPayloadDigestKey) found = parse_hex_digest(e.value(), out.digest);
+    digest::Digest parsed{};
+    if (e.key() == kPayloadDigestKey && parse_hex_digest(e.value(), parsed)) {
+      found = true;
+      out.recorded = e.value();
+    }
   }
   if (!alg || !found || ct.value().external_data_size() == 0) {
     return invalid_argument(ctx + ": no external payload with a payload_digest to record");
@@ -80,56 +86,112 @@ Result<PayloadMemo> payload_memo_for(const format::Model& model, int index) {
   return out;
 }
 
-bool copied_payload_intact(const onnx::CompiledTensorProto& entry, std::span<const uint8_t> payload,
-                           base::ThreadPool* pool) {
+bool copied_payload_intact(const onnx::ModelProto& model, const onnx::CompiledTensorProto& entry,
+                           std::span<const uint8_t> payload, base::ThreadPool* pool,
+                           std::optional<digest::Digest>* inner) {
   bool has = false;
   for (const auto& e : entry.metadata_props()) has = has || e.key() == kPayloadDigestKey;
   if (!has) return true;
-  return check_payload(entry.metadata_props(), entry.digest_algorithm(), payload, true, nullptr, {},
-                       pool, "")
-             .verdict == PayloadVerdict::kIntact;
+  const PayloadCheck pc =
+      check_payload(entry, entry_struct_type(model, entry), payload, true, nullptr, {}, pool, "");
+  if (inner != nullptr) *inner = pc.inner;
+  return pc.verdict == PayloadVerdict::kIntact;
 }
 
-std::string payload_digest_hex(digest::Algorithm algorithm, std::span<const uint8_t> payload,
-                               base::ThreadPool* pool) {
-  const digest::Digest d = digest::hash_bytes(algorithm, {&payload, 1}, pool);
-  return base::hex_lower(d.data(), d.size());
+const onnx::StructTypeProto* entry_struct_type(const onnx::ModelProto& model,
+                                               const onnx::CompiledTensorProto& entry) {
+  const onnx::StructProto& v = entry.value();
+  if (v.type() == -1 && v.has_struct_type()) return &v.struct_type();
+  if (v.type() >= 0 && v.type() < model.struct_types_size()) return &model.struct_types(v.type());
+  return nullptr;
 }
 
-void set_payload_digest(MetadataEntries& metadata, digest::Algorithm algorithm,
-                        std::span<const uint8_t> payload, base::ThreadPool* pool) {
-  const std::string hex = payload_digest_hex(algorithm, payload, pool);
+std::string payload_binding(const onnx::CompiledTensorProto& entry,
+                            const onnx::StructTypeProto& type) {
+  std::string b;
+  auto put_u32 = [&](uint64_t v) {
+    for (int i = 0; i < 4; ++i) b.push_back(char(uint8_t(v >> (8 * i))));
+  };
+  auto put_u64 = [&](uint64_t v) {
+    for (int i = 0; i < 8; ++i) b.push_back(char(uint8_t(v >> (8 * i))));
+  };
+  auto put_str = [&](std::string_view s) {
+    put_u32(s.size());
+    b.append(s);
+  };
+  put_str(entry.source_digest());
+  put_str(type.name());
+  std::string version;
+  for (const auto& e : type.metadata_props()) {
+    if (e.key() == "format_version") version = e.value();
+  }
+  put_str(version);
+  put_u32(uint64_t(entry.value().dims_size()));
+  for (uint64_t d : entry.value().dims()) put_u64(d);
+  std::vector<std::pair<std::string_view, std::string_view>> lineage;
+  for (const auto& e : entry.metadata_props()) {
+    const std::string_view k = e.key();
+    if (k.starts_with("lineage.") || k.starts_with("attr.")) lineage.emplace_back(k, e.value());
+  }
+  std::sort(lineage.begin(), lineage.end());
+  put_u32(lineage.size());
+  for (const auto& [k, v] : lineage) {
+    put_str(k);
+    put_str(v);
+  }
+  return b;
+}
+
+digest::Digest bound_payload_digest(digest::Algorithm algorithm, std::string_view binding,
+                                    const digest::Digest& inner) {
+  static constexpr char kPrefix[] = "onnx-prepack-payload-v1";  // with its 0x00
+  const std::span<const uint8_t> parts[3] = {
+      {reinterpret_cast<const uint8_t*>(kPrefix), sizeof kPrefix},
+      {reinterpret_cast<const uint8_t*>(binding.data()), binding.size()},
+      {inner.data(), inner.size()}};
+  return digest::hash_bytes(algorithm, parts);
+}
+
+digest::Digest set_payload_digest(onnx::CompiledTensorProto& entry,
+                                  const onnx::StructTypeProto& type, digest::Algorithm algorithm,
+                                  std::span<const uint8_t> payload, base::ThreadPool* pool) {
+  const digest::Digest inner = digest::hash_bytes(algorithm, {&payload, 1}, pool);
+  const digest::Digest d = bound_payload_digest(algorithm, payload_binding(entry, type), inner);
+  const std::string hex = base::hex_lower(d.data(), d.size());
+  MetadataEntries& metadata = *entry.mutable_metadata_props();
   for (auto& e : metadata) {
     if (e.key() == kPayloadDigestKey) {
       e.set_value(hex);
-      return;
+      return inner;
     }
   }
-  onnx::StringStringEntryProto* e = metadata.Add();
+  auto* e = metadata.Add();
   e->set_key(std::string(kPayloadDigestKey));
   e->set_value(hex);
+  return inner;
 }
 
-PayloadCheck check_payload(const MetadataEntries& metadata, std::string_view algorithm_name,
-                           std::span<const uint8_t> payload, bool hash, const MemoStore* memo,
-                           const PayloadLocation& where, base::ThreadPool* pool,
-                           std::string_view context) {
+PayloadCheck check_payload(const onnx::CompiledTensorProto& entry,
+                           const onnx::StructTypeProto* type, std::span<const uint8_t> payload,
+                           bool hash, const MemoStore* memo, const PayloadLocation& where,
+                           base::ThreadPool* pool, std::string_view context) {
   PayloadCheck out;
   if (!hash) {
     out.verdict = PayloadVerdict::kUnchecked;
     return out;
   }
   const std::string ctx(context);
-  const std::optional<digest::Algorithm> alg = digest::algorithm_from_name(algorithm_name);
+  const std::optional<digest::Algorithm> alg =
+      digest::algorithm_from_name(entry.digest_algorithm());
   int found = 0;
   std::string recorded;
-  for (const auto& e : metadata) {
+  for (const auto& e : entry.metadata_props()) {
     if (e.key() == kPayloadDigestKey) {
       ++found;
       recorded = e.value();
     }
   }
-  if (found == 0 || !alg) {
+  if (found == 0 || !alg || type == nullptr) {
     out.verdict = PayloadVerdict::kUnverifiable;
     out.detail = ctx + ": no payload_digest, the payload cannot be verified";
     return out;
@@ -140,13 +202,19 @@ PayloadCheck check_payload(const MetadataEntries& metadata, std::string_view alg
                  "-digit hex digest";
     return out;
   }
+  const std::string binding = payload_binding(entry, *type);
+  auto bound_hex = [&](const digest::Digest& inner) {
+    const digest::Digest d = bound_payload_digest(*alg, binding, inner);
+    return base::hex_lower(d.data(), d.size());
+  };
   std::optional<MemoKey> key;
   if (memo != nullptr) {
     key = payload_memo_key(where, *alg);
     if (key) {
       if (std::optional<digest::Digest> d = memo->lookup(*key, nullptr)) {
-        if (base::hex_lower(d->data(), d->size()) == recorded) {
+        if (bound_hex(*d) == recorded) {
           out.memo_used = true;
+          out.inner = *d;
           return out;
         }
       }
@@ -154,11 +222,13 @@ PayloadCheck check_payload(const MetadataEntries& metadata, std::string_view alg
   }
   const digest::Digest d = digest::hash_bytes(*alg, {&payload, 1}, pool);
   out.bytes_hashed = payload.size();
-  const std::string now = base::hex_lower(d.data(), d.size());
+  out.inner = d;
+  const std::string now = bound_hex(d);
   if (now != recorded) {
     out.verdict = PayloadVerdict::kCorrupt;
     out.detail = ctx + ": payload digest " + now.substr(0, 16) +
-                 "... differs from payload_digest " + recorded.substr(0, 16) + "...";
+                 "... differs from payload_digest " + recorded.substr(0, 16) +
+                 "... (payload bytes, or the source, format, dims or lineage it was written for)";
     return out;
   }
   if (key) (void)memo->record(*key, d);  // best effort, like source records

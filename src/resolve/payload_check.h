@@ -1,7 +1,12 @@
-// Payload integrity (SPEC 4.6): every entry we write records `payload_digest`
-// (lower-case hex of the digest, under the entry's digest_algorithm, of the
-// payload bytes as stored). A load checks it under `full`, trusts a memo record
-// of the payload's file range under `memo`, and checks nothing under `off`.
+// Payload integrity (SPEC 4.6, bound as docs/loading.md decides): every entry
+// we write records `payload_digest`, the lower-case hex of
+//   H("onnx-prepack-payload-v1" 0x00 || binding || H(payload bytes as stored))
+// under the entry's digest_algorithm, where the binding names the source digest,
+// the format (type name, format_version), the value dims and the lineage
+// metadata. A payload spliced into an entry written for another source or
+// format therefore fails like a flipped byte. A load checks it under `full`,
+// trusts a memo record of H(payload) for the payload's file range under `memo`
+// (the binding is recomputed, never memoised), and checks nothing under `off`.
 // Resolve layer.
 #pragma once
 
@@ -25,13 +30,27 @@ inline constexpr std::string_view kPayloadDigestKey = "payload_digest";
 
 using MetadataEntries = google::protobuf::RepeatedPtrField<onnx::StringStringEntryProto>;
 
-// Lower-case hex digest of `payload` (tree-parallel BLAKE3 with `pool`).
-std::string payload_digest_hex(digest::Algorithm algorithm, std::span<const uint8_t> payload,
-                               base::ThreadPool* pool = nullptr);
+// What payload_digest binds besides the bytes: the entry's source_digest, the
+// resolved type's name and format_version, the value dims, and its lineage.* and
+// attr.* metadata in key order, each length-prefixed.
+std::string payload_binding(const onnx::CompiledTensorProto& entry,
+                            const onnx::StructTypeProto& type);
 
-// Sets (or replaces) payload_digest in `metadata`.
-void set_payload_digest(MetadataEntries& metadata, digest::Algorithm algorithm,
-                        std::span<const uint8_t> payload, base::ThreadPool* pool = nullptr);
+// The recorded form: H(prefix || binding || inner), inner = H(payload).
+digest::Digest bound_payload_digest(digest::Algorithm algorithm, std::string_view binding,
+                                    const digest::Digest& inner);
+
+// Sets (or replaces) the entry's payload_digest (its source_digest, value dims
+// and lineage metadata must already be set); returns inner = H(payload), what a
+// memo record of the payload's range holds.
+digest::Digest set_payload_digest(onnx::CompiledTensorProto& entry,
+                                  const onnx::StructTypeProto& type, digest::Algorithm algorithm,
+                                  std::span<const uint8_t> payload,
+                                  base::ThreadPool* pool = nullptr);
+
+// The struct type an entry's value names in `model` (catalogue or inline), or null.
+const onnx::StructTypeProto* entry_struct_type(const onnx::ModelProto& model,
+                                               const onnx::CompiledTensorProto& entry);
 
 // Where a payload's bytes are, for memo records: a mapped file range (external
 // payloads), or the model file as a whole (inline raw_data; `file` then is the
@@ -51,6 +70,7 @@ struct PayloadCheck {
   std::string detail;  // for kCorrupt / kUnverifiable
   uint64_t bytes_hashed = 0;
   bool memo_used = false;
+  std::optional<digest::Digest> inner;  // H(payload) when hashed or memoised
   bool usable() const {
     return verdict == PayloadVerdict::kIntact || verdict == PayloadVerdict::kUnchecked;
   }
@@ -59,23 +79,26 @@ struct PayloadCheck {
 // Applies SPEC 4.6 under a policy: `hash` = false is `off` (kUnchecked, even
 // without a digest); `memo` non-null trusts (and writes) a memo record for
 // `where`. `context` names the entry in details.
-PayloadCheck check_payload(const MetadataEntries& metadata, std::string_view algorithm_name,
-                           std::span<const uint8_t> payload, bool hash, const MemoStore* memo,
-                           const PayloadLocation& where, base::ThreadPool* pool,
-                           std::string_view context);
+// `type` is the entry's resolved struct type (null: unverifiable).
+PayloadCheck check_payload(const onnx::CompiledTensorProto& entry,
+                           const onnx::StructTypeProto* type, std::span<const uint8_t> payload,
+                           bool hash, const MemoStore* memo, const PayloadLocation& where,
+                           base::ThreadPool* pool, std::string_view context);
 
-// For writers copying an existing entry: false when it records a
+// For writers copying an existing entry of `model`: false when it records a
 // payload_digest that `payload` does not match (the entry is dropped, so
 // corruption is never re-certified); an entry without one stays unverifiable.
-bool copied_payload_intact(const onnx::CompiledTensorProto& entry, std::span<const uint8_t> payload,
-                           base::ThreadPool* pool);
+// `inner` receives H(payload) when it was checked.
+bool copied_payload_intact(const onnx::ModelProto& model, const onnx::CompiledTensorProto& entry,
+                           std::span<const uint8_t> payload, base::ThreadPool* pool,
+                           std::optional<digest::Digest>* inner = nullptr);
 
 // The memo key of compiled_tensors[index]'s external payload in `model` as its
-// data file is now (as check_payload keys it), and the digest the entry
-// records; for `compile`, which records memo entries for what it just wrote.
+// data file is now (as check_payload keys it), and the payload_digest the entry
+// records (hex); for `compile`, which records H(payload) of what it just wrote.
 struct PayloadMemo {
   MemoKey key;
-  digest::Digest digest{};
+  std::string recorded;
 };
 Result<PayloadMemo> payload_memo_for(const format::Model& model, int index);
 

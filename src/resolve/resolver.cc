@@ -427,7 +427,7 @@ Resolver::Survivor* Resolver::choose_by_digest(const PackRequest& request,
       }
     }
     if (winner == nullptr) {
-      if (!payload_ok(ct.metadata_props(), ct.digest_algorithm(), s.hit, ctx, c, out)) continue;
+      if (!payload_ok(ct, s.hit, ctx, c, out)) continue;
       winner = &s;
       c.chosen = true;
     } else {
@@ -558,7 +558,7 @@ void Resolver::try_cache(const PackRequest& request, const onnx::TensorProto& so
     auto holder = std::make_shared<CacheEntry>(std::move(entry));
     hit.keep_alive = holder;
     const onnx::CompiledTensorProto& ct = p.compiled_tensors(0);
-    if (!payload_ok(ct.metadata_props(), ct.digest_algorithm(), hit, c.origin, c, out)) {
+    if (!payload_ok(ct, hit, c.origin, c, out)) {
       out.candidates.push_back(std::move(c));
       continue;  // the repack's write-back replaces the damaged entry
     }

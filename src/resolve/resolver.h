@@ -192,8 +192,7 @@ class Resolver {
                  Resolution& out);
   // SPEC 4.6 on the payload of a candidate about to be chosen (resolver_payload.cc):
   // false after marking `c` corrupt_payload / unverifiable_payload.
-  bool payload_ok(const google::protobuf::RepeatedPtrField<onnx::StringStringEntryProto>& metadata,
-                  const std::string& algorithm, const Hit& hit, const std::string& name,
+  bool payload_ok(const onnx::CompiledTensorProto& entry, const Hit& hit, const std::string& name,
                   CandidateDecision& c, Resolution& out);
 
   const format::Model& model_;

@@ -5,9 +5,8 @@
 
 namespace onnx_prepack::resolve {
 
-bool Resolver::payload_ok(const MetadataEntries& metadata, const std::string& algorithm,
-                          const Hit& hit, const std::string& name, CandidateDecision& c,
-                          Resolution& out) {
+bool Resolver::payload_ok(const onnx::CompiledTensorProto& entry, const Hit& hit,
+                          const std::string& name, CandidateDecision& c, Resolution& out) {
   PayloadLocation where;
   where.name = name;
   where.length = hit.payload.size();
@@ -30,7 +29,7 @@ bool Resolver::payload_ok(const MetadataEntries& metadata, const std::string& al
     where.length = model_.identity().size;
   }
   const PayloadCheck pc =
-      check_payload(metadata, algorithm, hit.payload, options_.verify != VerifyPolicy::kOff,
+      check_payload(entry, hit.type, hit.payload, options_.verify != VerifyPolicy::kOff,
                     memo_.get(), where, options_.pool, name);
   out.bytes_hashed += pc.bytes_hashed;
   totals_.bytes_hashed += pc.bytes_hashed;

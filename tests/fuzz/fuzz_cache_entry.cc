@@ -62,13 +62,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool sound = false;
   auto found = (*store)->lookup(key);
   if (found.ok() && found->has_value()) {
-    const auto& ct = (**found).model->proto().compiled_tensors(0);
+    const onnx::ModelProto& m = (**found).model->proto();
+    const auto& ct = m.compiled_tensors(0);
     resolve::PayloadLocation where;
     where.path = (**found).data_path;
     where.identity = (**found).data_identity;
     where.length = (**found).payload.size();
-    auto pc = resolve::check_payload(ct.metadata_props(), ct.digest_algorithm(), (**found).payload,
-                                     true, nullptr, where, nullptr, entry);
+    auto pc = resolve::check_payload(ct, resolve::entry_struct_type(m, ct), (**found).payload, true,
+                                     nullptr, where, nullptr, entry);
     sound = pc.verdict == resolve::PayloadVerdict::kIntact;
   }
   if (sound) return 0;

@@ -63,8 +63,7 @@ void add_compiled_entries(onnx::ModelProto& m) {
       ct->mutable_value()->set_type(ti);
       for (uint64_t x : pack::gemm_b_dims(*f, src.k, src.n)) ct->mutable_value()->add_dims(x);
       ct->mutable_value()->set_raw_data(std::string(payload.begin(), payload.end()));
-      resolve::set_payload_digest(*ct->mutable_metadata_props(), digest::Algorithm::kBlake3,
-                                  payload);
+      resolve::set_payload_digest(*ct, m.struct_types(ti), digest::Algorithm::kBlake3, payload);
     }
   }
 }

@@ -93,11 +93,6 @@ inline void add_entry(onnx::ModelProto& m, const EntrySpec& spec) {
   *v->mutable_struct_type() = identity_type(spec.format, spec.format_version);
   v->add_dims(values.size());
   v->set_raw_data(payload);
-  if (auto alg = digest::algorithm_from_name(spec.algorithm)) {
-    // SPEC 4.6: every entry a writer makes records its payload digest.
-    set_payload_digest(*ct->mutable_metadata_props(), *alg,
-                       {reinterpret_cast<const uint8_t*>(payload.data()), payload.size()});
-  }
   digest::Digest d{};
   if (src != nullptr) {
     auto model = format::Model::from_proto(m, "");
@@ -109,6 +104,12 @@ inline void add_entry(onnx::ModelProto& m, const EntrySpec& spec) {
   }
   if (spec.stale) d[0] ^= 1;
   ct->set_source_digest(std::string(reinterpret_cast<const char*>(d.data()), d.size()));
+  if (auto alg = digest::algorithm_from_name(spec.algorithm)) {
+    // SPEC 4.6: every entry a writer makes records its payload digest, bound to
+    // the source digest, type and dims set above.
+    set_payload_digest(*ct, v->struct_type(), *alg,
+                       {reinterpret_cast<const uint8_t*>(payload.data()), payload.size()});
+  }
 }
 
 inline AcceptableFormat acceptable(const std::string& name = kFormat,
