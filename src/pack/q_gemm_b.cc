@@ -7,6 +7,7 @@
 #include <set>
 
 #include "digest/canonical_tensor.h"
+#include "pack/function_builder.h"
 
 namespace onnx_prepack::pack {
 namespace {
@@ -130,6 +131,67 @@ std::vector<uint64_t> q_gemm_b_dims(const kernels::QGemmShape& s) {
 
 uint64_t q_gemm_b_payload_bytes(const kernels::QGemmShape& s) { return s.packed_bytes(); }
 
+namespace {
+
+// Leaves records_codes UINT8 [panels, k_blocks, code_bytes], records_scales and
+// records_zero_point_scales FLOAT [panels, k_blocks, 16] -> w FLOAT
+// [k_blocks * block_size, panels * 16]: w[k, n] = s * q - s * z, the matrix the
+// kernels multiply A by (rows past K in the last block and columns past N as
+// packed: source codes, zero scales).
+onnx::FunctionProto q_gemm_b_decoder(const QGemmBFormat& f) {
+  using fn::node;
+  onnx::FunctionProto d;
+  d.set_name("decode_" + std::string(f.name));
+  d.set_domain("onnx_prepack.decoders");
+  auto* op = d.add_opset_import();
+  op->set_domain("");
+  op->set_version(18);  // BitwiseAnd
+  for (const char* in : {"records_codes", "records_scales", "records_zero_point_scales"})
+    d.add_input(in);
+  node(d, "Shape", {"records_codes"}, "shape");
+  fn::constant_ints(d, "zero", {0});
+  fn::constant_ints(d, "one", {1});
+  fn::constant_ints(d, "two", {2});
+  node(d, "Slice", {"shape", "zero", "two"}, "panels_blocks");
+  // One 64-byte group: int32 lane j (column 16p + j), byte r of the lane.
+  fn::constant_ints(d, "group_tail", {-1, 16, 4});
+  fn::int_attr(node(d, "Concat", {"panels_blocks", "group_tail"}, "group_shape"), "axis", 0);
+  node(d, "Reshape", {"records_codes", "group_shape"}, "groups");  // [P, KB, G, 16, 4]
+  std::string by_k = "groups";
+  if (f.bits == 4) {  // byte r: k = 8g + r (low nibble), 8g + 4 + r (high nibble)
+    fn::constant_u8(d, "low_mask", 15);
+    fn::constant_u8(d, "four", 4);
+    node(d, "BitwiseAnd", {"groups", "low_mask"}, "low");
+    fn::string_attr(node(d, "BitShift", {"groups", "four"}, "high"), "direction", "RIGHT");
+    fn::int_attr(node(d, "Concat", {"low", "high"}, "nibbles"), "axis", -1);  // [.., 16, 8]
+    by_k = "nibbles";
+  }
+  fn::ints_attr(node(d, "Transpose", {by_k}, "k_major"), "perm", {0, 1, 2, 4, 3});
+  fn::constant_ints(d, "column_tail", {-1, 16});
+  fn::int_attr(node(d, "Concat", {"panels_blocks", "column_tail"}, "code_shape"), "axis", 0);
+  node(d, "Reshape", {"k_major", "code_shape"}, "codes_kn");  // [P, KB, block, 16]
+  fn::int_attr(node(d, "Cast", {"codes_kn"}, "q"), "to", onnx::TensorProto::FLOAT);
+  node(d, "Unsqueeze", {"records_scales", "two"}, "s");
+  node(d, "Unsqueeze", {"records_zero_point_scales", "two"}, "sz");
+  node(d, "Mul", {"q", "s"}, "sq");
+  node(d, "Sub", {"sq", "sz"}, "w4");  // [P, KB, block, 16]
+  fn::ints_attr(node(d, "Transpose", {"w4"}, "w_blocks"), "perm", {1, 2, 0, 3});
+  node(d, "Slice", {"shape", "zero", "one"}, "panels");
+  fn::constant_ints(d, "sixteen", {16});
+  node(d, "Mul", {"panels", "sixteen"}, "columns");
+  fn::constant_ints(d, "minus_one", {-1});
+  fn::int_attr(node(d, "Concat", {"minus_one", "columns"}, "w_shape"), "axis", 0);
+  node(d, "Reshape", {"w_blocks", "w_shape"}, "w");
+  d.add_output("w");
+  fn::typed(d, "records_codes", onnx::TensorProto::UINT8);
+  fn::typed(d, "records_scales", onnx::TensorProto::FLOAT);
+  fn::typed(d, "records_zero_point_scales", onnx::TensorProto::FLOAT);
+  fn::typed(d, "w", onnx::TensorProto::FLOAT);
+  return d;
+}
+
+}  // namespace
+
 onnx::StructTypeProto q_gemm_b_struct_type(const QGemmBFormat& f) {
   onnx::StructTypeProto t;
   t.set_name(std::string(f.name));
@@ -162,6 +224,7 @@ onnx::StructTypeProto q_gemm_b_struct_type(const QGemmBFormat& f) {
   auto* records = t.mutable_structure()->add_field();
   records->set_name("records");
   *records->mutable_type() = array_of(array_of(std::move(record), 1), 0);
+  *t.mutable_decoder() = q_gemm_b_decoder(f);
   return t;
 }
 

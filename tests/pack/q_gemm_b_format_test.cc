@@ -3,11 +3,16 @@
 // lineage requests of a node (roles and attributes in the format's order).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "pack/q_gemm_b.h"
+#include "testing/test_models.h"
+#include "types/codec.h"
 #include "types/struct_type.h"
 
 namespace onnx_prepack::pack {
@@ -130,6 +135,92 @@ TEST(QGemmBFormat, CodesScalesAndZeroPointsWhereTheLayoutSays) {
     // Columns past N: zero codes, scales and corrections.
     const uint8_t* last = packed.data() + size_t(s.panels() - 1) * s.panel_bytes();
     EXPECT_EQ(last[4 * 4 + 0], 0);  // lane 4 = column 20, past N
+  }
+}
+
+TEST(QGemmBFormat, DecoderSignatureMatchesTheLeaves) {
+  types::Catalogue none;
+  for (const QGemmBFormat* f : {&kQ4GemmBPanel16, &kQ8GemmBPanel16}) {
+    const onnx::StructTypeProto t = q_gemm_b_struct_type(*f);
+    auto sig = types::leaf_signature(none, t);
+    ASSERT_TRUE(sig.ok()) << sig.status().message();
+    for (const auto& p : types::check_decoder(t.decoder(), *sig, "decoder")) {
+      ADD_FAILURE() << f->name << " " << p.path << ": " << p.message;
+    }
+  }
+}
+
+// The decoder, run by ONNX Runtime on the leaves of a real pack, gives the
+// dequantized weight s * (q - z) of every (k, n) of the source (float64
+// reference; the decoder computes s * q - s * z in float), and zeros for the
+// columns past N.
+TEST(QGemmBFormat, DecoderRunsInOnnxRuntime) {
+  const std::string ort_dir =
+      std::string(OP_SOURCE_DIR) + "/tools/peers/node_modules/onnxruntime-node";
+  ASSERT_TRUE(std::filesystem::exists(ort_dir)) << "no " << ort_dir << ": run tools/setup.sh";
+  testing::TempDir dir;
+  for (const QGemmBFormat* f : {&kQ4GemmBPanel16, &kQ8GemmBPanel16}) {
+    const auto s = shape(70, 20, f->bits, 32);
+    const Source src = source_of(s, 11);
+    const auto packed = pack_of(s, src);
+    const onnx::StructTypeProto t = q_gemm_b_struct_type(*f);
+    types::Catalogue none;
+    auto leaves = types::read_leaves(none, t, q_gemm_b_dims(s), packed);
+    ASSERT_TRUE(leaves.ok()) << leaves.status().message();
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(18);
+    auto* g = m.mutable_graph();
+    g->set_name("decode");
+    const onnx::FunctionProto& dec = t.decoder();
+    for (const auto& n : dec.node()) *g->add_node() = n;
+    ASSERT_EQ(leaves->size(), size_t(dec.input_size()));
+    for (size_t i = 0; i < leaves->size(); ++i) {
+      const auto& leaf = (*leaves)[i];
+      auto* init = g->add_initializer();
+      init->set_name(dec.input(int(i)));
+      init->set_data_type(leaf.elem_type);
+      for (uint64_t d : leaf.dims) init->add_dims(int64_t(d));
+      init->set_raw_data(leaf.data.data(), leaf.data.size());
+    }
+    auto* out = g->add_output();
+    out->set_name(dec.output(0));
+    out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    const std::string model_path = dir.file(std::string(f->name) + ".onnx");
+    const std::string out_path = dir.file("out.bin");
+    testing::write_bytes(model_path, m.SerializeAsString());
+    std::string log;
+    ASSERT_EQ(
+        testing::run_command("node " + std::string(OP_SOURCE_DIR) + "/tests/pack/run_decoder.js " +
+                                 ort_dir + " " + model_path + " " + out_path,
+                             &log),
+        0)
+        << log;
+    const std::string got = testing::read_bytes(out_path);
+    const int64_t kb = s.k_blocks(), rows = kb * s.block, cols = s.panels() * 16;
+    ASSERT_EQ(got.size(), size_t(rows * cols) * 4) << log;
+    std::vector<float> w(size_t(rows * cols));
+    std::memcpy(w.data(), got.data(), got.size());
+    double worst = 0;
+    for (int64_t n = 0; n < cols; ++n) {
+      for (int64_t k = 0; k < s.K; ++k) {
+        const float v = w[size_t(k * cols + n)];
+        if (n >= s.N) {
+          ASSERT_EQ(v, 0.0f) << f->name << " padding column " << n;
+          continue;
+        }
+        const int64_t b = k / s.block;
+        const size_t src_i =
+            (size_t(n * kb + b) * size_t(s.block) + size_t(k % s.block)) * size_t(f->bits);
+        const int q = f->bits == 8 ? src.b[src_i / 8] : (src.b[src_i / 8] >> (src_i % 8)) & 15;
+        const int z = f->bits == 8
+                          ? src.zp[size_t(n * kb + b)]
+                          : (src.zp[size_t(n * ((kb + 1) / 2) + b / 2)] >> (4 * (b & 1))) & 15;
+        const double want = double(src.scales[size_t(n * kb + b)]) * double(q - z);
+        worst = std::max(worst, std::fabs(double(v) - want));
+      }
+    }
+    EXPECT_LE(worst, 1e-4) << f->name;  // scales < 1.01, |q - z| < 256: float rounding only
   }
 }
 
