@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "pack/function_builder.h"
+
 namespace onnx_prepack::pack {
 namespace {
 
@@ -51,37 +53,10 @@ void add_meta(onnx::StructTypeProto& t, const std::string& key, const std::strin
   e->set_value(value);
 }
 
-onnx::NodeProto* node(onnx::FunctionProto& f, const char* op, std::vector<std::string> in,
-                      const std::string& out) {
-  onnx::NodeProto* n = f.add_node();
-  n->set_op_type(op);
-  for (auto& s : in) n->add_input(s);
-  n->add_output(out);
-  return n;
-}
-
-void ints_attr(onnx::NodeProto* n, const char* name, std::vector<int64_t> v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
-
-void constant_ints(onnx::FunctionProto& f, const std::string& out, std::vector<int64_t> v) {
-  auto* a = node(f, "Constant", {}, out)->add_attribute();
-  a->set_name("value");
-  a->set_type(onnx::AttributeProto::TENSOR);
-  auto* t = a->mutable_t();
-  t->set_data_type(onnx::TensorProto::INT64);
-  t->add_dims(int64_t(v.size()));
-  for (int64_t x : v) t->add_int64_data(x);
-}
-
-void typed(onnx::FunctionProto& f, const std::string& name, int32_t elem) {
-  auto* vi = f.add_value_info();
-  vi->set_name(name);
-  vi->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
-}
+using fn::constant_ints;
+using fn::ints_attr;
+using fn::node;
+using fn::typed;
 
 // Blocked leaves: blocks[G, FB, K, mr], tail[G, K, T], shape[rank] -> W.
 // Depthwise leaves: taps[M, T], shape[rank] -> W.

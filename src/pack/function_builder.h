@@ -1,6 +1,5 @@
-// Small helpers for writing decoder FunctionProtos node by node (pack layer).
-// The older format files (gemm_b_panels.cc, conv_filter_format.cc) still carry
-// private copies of these; new decoders use this header.
+// Small helpers for writing decoder FunctionProtos node by node (pack layer),
+// shared by every format's decoder.
 #pragma once
 
 #include <cstdint>

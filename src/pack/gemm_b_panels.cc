@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels/f32_gemm/gemm_driver.h"
+#include "pack/function_builder.h"
 #include "pack/gemm_b_format.h"
 
 namespace onnx_prepack::pack {
@@ -44,34 +45,7 @@ void add_meta(google::protobuf::RepeatedPtrField<onnx::StringStringEntryProto>* 
   e->set_value(value);
 }
 
-onnx::NodeProto* add_node(onnx::FunctionProto& f, const char* op, std::vector<std::string> in,
-                          const std::string& out) {
-  onnx::NodeProto* n = f.add_node();
-  n->set_op_type(op);
-  for (auto& s : in) n->add_input(s);
-  n->add_output(out);
-  return n;
-}
-
-void set_ints(onnx::NodeProto* n, const char* name, std::vector<int64_t> v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
-
-void set_int(onnx::NodeProto* n, const char* name, int64_t v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
-
-void typed(onnx::FunctionProto& f, const std::string& name, int32_t elem) {
-  auto* vi = f.add_value_info();
-  vi->set_name(name);
-  vi->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
-}
+using fn::typed;
 
 // Leaves: panels[full_panels, k, nr], tail_values[k, tail_cols],
 // tail_padding[k, tail_pad]. Output: the source tensor.
@@ -88,16 +62,16 @@ onnx::FunctionProto decoder(const GemmBFormat& f) {
   op->set_version(13);
   const bool nk = f.layout == PackSourceLayout::kNK;
   const bool f16 = f.source_type == onnx::TensorProto::FLOAT16;
-  set_ints(add_node(fn, "Transpose", {"panels"}, "panels_kpn"), "perm", {1, 0, 2});
-  set_int(add_node(fn, "Flatten", {"panels_kpn"}, "panels_kn"), "axis", 1);
+  fn::ints_attr(fn::node(fn, "Transpose", {"panels"}, "panels_kpn"), "perm", {1, 0, 2});
+  fn::int_attr(fn::node(fn, "Flatten", {"panels_kpn"}, "panels_kn"), "axis", 1);
   std::string cur = (nk || f16) ? "b_kn" : "b";
-  set_int(add_node(fn, "Concat", {"panels_kn", "tail_values"}, cur), "axis", 1);
+  fn::int_attr(fn::node(fn, "Concat", {"panels_kn", "tail_values"}, cur), "axis", 1);
   if (nk) {
     const std::string next = f16 ? "b_nk" : "b";
-    set_ints(add_node(fn, "Transpose", {cur}, next), "perm", {1, 0});
+    fn::ints_attr(fn::node(fn, "Transpose", {cur}, next), "perm", {1, 0});
     cur = next;
   }
-  if (f16) set_int(add_node(fn, "Cast", {cur}, "b"), "to", onnx::TensorProto::FLOAT16);
+  if (f16) fn::int_attr(fn::node(fn, "Cast", {cur}, "b"), "to", onnx::TensorProto::FLOAT16);
   typed(fn, "panels", onnx::TensorProto::FLOAT);
   typed(fn, "tail_values", onnx::TensorProto::FLOAT);
   typed(fn, "tail_padding", onnx::TensorProto::FLOAT);

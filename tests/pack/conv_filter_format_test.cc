@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "decoder_in_ort.h"
 #include "kernels/f32_conv/f32_conv.h"
 #include "testing/test_models.h"
 #include "types/codec.h"
@@ -141,8 +142,7 @@ TEST_P(ConvFilterFormatTest, GoldenFingerprint) {
 // The decoder, run by ONNX Runtime on the leaves of a real pack, gives the
 // filter back bit for bit.
 TEST_P(ConvFilterFormatTest, DecoderRunsInOnnxRuntime) {
-  const std::string ort_dir =
-      std::string(OP_SOURCE_DIR) + "/tools/peers/node_modules/onnxruntime-node";
+  const std::string ort_dir = testing_support::ort_dir();
   ASSERT_TRUE(std::filesystem::exists(ort_dir)) << "no " << ort_dir << ": run tools/setup.sh";
   const ConvFilterFormat& f = *GetParam();
   testing::TempDir dir;
@@ -155,37 +155,9 @@ TEST_P(ConvFilterFormatTest, DecoderRunsInOnnxRuntime) {
     types::Catalogue none;
     auto leaves = types::read_leaves(none, t, conv_filter_dims(f, *src), packed);
     ASSERT_TRUE(leaves.ok()) << leaves.status().message();
-    onnx::ModelProto m;
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(13);
-    auto* g = m.mutable_graph();
-    g->set_name("decode");
-    const onnx::FunctionProto& dec = t.decoder();
-    for (const auto& node : dec.node()) *g->add_node() = node;
-    ASSERT_EQ(leaves->size(), size_t(dec.input_size()));
-    for (size_t i = 0; i < leaves->size(); ++i) {
-      const auto& leaf = (*leaves)[i];
-      auto* init = g->add_initializer();
-      init->set_name(dec.input(int(i)));
-      init->set_data_type(leaf.elem_type);
-      for (uint64_t d : leaf.dims) init->add_dims(int64_t(d));
-      init->set_raw_data(leaf.data.data(), leaf.data.size());
-    }
-    auto* out = g->add_output();
-    out->set_name(dec.output(0));
-    out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-    const std::string model_path = dir.file(std::string(f.name) + ".onnx");
-    const std::string out_path = dir.file("out.bin");
-    testing::write_bytes(model_path, m.SerializeAsString());
-    std::string log;
-    ASSERT_EQ(
-        testing::run_command("node " + std::string(OP_SOURCE_DIR) + "/tests/pack/run_decoder.js " +
-                                 ort_dir + " " + model_path + " " + out_path,
-                             &log),
-        0)
-        << log;
-    const std::string got = testing::read_bytes(out_path);
-    ASSERT_EQ(got.size(), w.size() * 4) << log;
+    const std::string got = testing_support::run_decoder_in_ort(
+        t.decoder(), *leaves, 13, onnx::TensorProto::FLOAT, dir, std::string(f.name));
+    ASSERT_EQ(got.size(), w.size() * 4);
     EXPECT_EQ(0, std::memcmp(got.data(), w.data(), got.size())) << f.name;
   }
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "decoder_in_ort.h"
 #include "device/cpu_features.h"
 #include "kernels/f32_gemm/f32_gemm.h"
 #include "pack/format_list.h"
@@ -145,8 +146,7 @@ TEST_P(GemmBFormatTest, PackBytesDoNotDependOnTheHostIsa) {
 // The decoder, run by ONNX Runtime on the leaves of a real pack, gives the
 // source back bit for bit.
 TEST_P(GemmBFormatTest, DecoderRunsInOnnxRuntime) {
-  const std::string ort_dir =
-      std::string(OP_SOURCE_DIR) + "/tools/peers/node_modules/onnxruntime-node";
+  const std::string ort_dir = testing_support::ort_dir();
   // A real peer, never skipped: tools/setup.sh installs it.
   ASSERT_TRUE(std::filesystem::exists(ort_dir)) << "no " << ort_dir << ": run tools/setup.sh";
   const GemmBFormat& f = *GetParam();
@@ -158,36 +158,9 @@ TEST_P(GemmBFormatTest, DecoderRunsInOnnxRuntime) {
     types::Catalogue none;
     auto leaves = types::read_leaves(none, t, gemm_b_dims(f, k, n), packed);
     ASSERT_TRUE(leaves.ok()) << leaves.status().message();
-    onnx::ModelProto m;
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(13);
-    auto* g = m.mutable_graph();
-    g->set_name("decode");
-    const onnx::FunctionProto& dec = t.decoder();
-    for (const auto& node : dec.node()) *g->add_node() = node;
-    ASSERT_EQ(leaves->size(), size_t(dec.input_size()));
-    for (size_t i = 0; i < leaves->size(); ++i) {
-      const auto& leaf = (*leaves)[i];
-      auto* init = g->add_initializer();
-      init->set_name(dec.input(int(i)));
-      init->set_data_type(leaf.elem_type);
-      for (uint64_t d : leaf.dims) init->add_dims(int64_t(d));
-      init->set_raw_data(leaf.data.data(), leaf.data.size());
-    }
-    auto* out = g->add_output();
-    out->set_name(dec.output(0));
-    out->mutable_type()->mutable_tensor_type()->set_elem_type(f.source_type);
-    const std::string model_path = dir.file(std::string(f.name) + ".onnx");
-    const std::string out_path = dir.file("out.bin");
-    testing::write_bytes(model_path, m.SerializeAsString());
-    std::string log;
-    const int rc =
-        testing::run_command("node " + std::string(OP_SOURCE_DIR) + "/tests/pack/run_decoder.js " +
-                                 ort_dir + " " + model_path + " " + out_path,
-                             &log);
-    ASSERT_EQ(rc, 0) << log;
-    const std::string got = testing::read_bytes(out_path);
-    ASSERT_EQ(got.size(), src.size()) << log;
+    const std::string got = testing_support::run_decoder_in_ort(
+        t.decoder(), *leaves, 13, f.source_type, dir, std::string(f.name));
+    ASSERT_EQ(got.size(), src.size());
     EXPECT_EQ(0, std::memcmp(got.data(), src.data(), src.size()))
         << f.name << " k=" << k << " n=" << n;
   }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "decoder_in_ort.h"
 #include "pack/q_gemm_b.h"
 #include "testing/test_models.h"
 #include "types/codec.h"
@@ -155,8 +156,7 @@ TEST(QGemmBFormat, DecoderSignatureMatchesTheLeaves) {
 // reference; the decoder computes s * q - s * z in float), and zeros for the
 // columns past N.
 TEST(QGemmBFormat, DecoderRunsInOnnxRuntime) {
-  const std::string ort_dir =
-      std::string(OP_SOURCE_DIR) + "/tools/peers/node_modules/onnxruntime-node";
+  const std::string ort_dir = testing_support::ort_dir();
   ASSERT_TRUE(std::filesystem::exists(ort_dir)) << "no " << ort_dir << ": run tools/setup.sh";
   testing::TempDir dir;
   for (const QGemmBFormat* f : {&kQ4GemmBPanel16, &kQ8GemmBPanel16}) {
@@ -167,38 +167,10 @@ TEST(QGemmBFormat, DecoderRunsInOnnxRuntime) {
     types::Catalogue none;
     auto leaves = types::read_leaves(none, t, q_gemm_b_dims(s), packed);
     ASSERT_TRUE(leaves.ok()) << leaves.status().message();
-    onnx::ModelProto m;
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(18);
-    auto* g = m.mutable_graph();
-    g->set_name("decode");
-    const onnx::FunctionProto& dec = t.decoder();
-    for (const auto& n : dec.node()) *g->add_node() = n;
-    ASSERT_EQ(leaves->size(), size_t(dec.input_size()));
-    for (size_t i = 0; i < leaves->size(); ++i) {
-      const auto& leaf = (*leaves)[i];
-      auto* init = g->add_initializer();
-      init->set_name(dec.input(int(i)));
-      init->set_data_type(leaf.elem_type);
-      for (uint64_t d : leaf.dims) init->add_dims(int64_t(d));
-      init->set_raw_data(leaf.data.data(), leaf.data.size());
-    }
-    auto* out = g->add_output();
-    out->set_name(dec.output(0));
-    out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-    const std::string model_path = dir.file(std::string(f->name) + ".onnx");
-    const std::string out_path = dir.file("out.bin");
-    testing::write_bytes(model_path, m.SerializeAsString());
-    std::string log;
-    ASSERT_EQ(
-        testing::run_command("node " + std::string(OP_SOURCE_DIR) + "/tests/pack/run_decoder.js " +
-                                 ort_dir + " " + model_path + " " + out_path,
-                             &log),
-        0)
-        << log;
-    const std::string got = testing::read_bytes(out_path);
+    const std::string got = testing_support::run_decoder_in_ort(
+        t.decoder(), *leaves, 18, onnx::TensorProto::FLOAT, dir, std::string(f->name));
     const int64_t kb = s.k_blocks(), rows = kb * s.block, cols = s.panels() * 16;
-    ASSERT_EQ(got.size(), size_t(rows * cols) * 4) << log;
+    ASSERT_EQ(got.size(), size_t(rows * cols) * 4);
     std::vector<float> w(size_t(rows * cols));
     std::memcpy(w.data(), got.data(), got.size());
     double worst = 0;
