@@ -93,8 +93,8 @@ def main():
         if not os.path.exists(plain):
             sh([a.cli, "generate", "mlp", "-o", plain, "--layers", str(layers), "--width",
                 str(width), "--external"])
-        if not os.path.exists(compiled):
-            sh([a.cli, "compile", plain, "-o", compiled])
+        # Always compiled by this CLI: an older binary's output may no longer be a hit.
+        sh([a.cli, "compile", plain, "-o", compiled])
         # Outputs identical cold vs warm (bytes), and the memo record made once.
         d_cold, d_warm = (os.path.join(a.workdir, "out_" + s) for s in ("cold", "warm"))
         ours(a.cli, plain, width, a.threads, 0, "full", env, d_cold)

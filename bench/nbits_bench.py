@@ -63,8 +63,8 @@ def models(a, level):
     if not os.path.exists(plain):
         sh([a.cli, "generate", "llm", "-o", plain, "--layers", str(a.layers), "--width",
             str(a.width), "--accuracy-level", str(level), "--external"])
-    if not os.path.exists(compiled):
-        sh([a.cli, "compile", plain, "-o", compiled])
+    # Always compiled by this CLI: an older binary's output may no longer be a hit.
+    sh([a.cli, "compile", plain, "-o", compiled])
     return plain, compiled
 
 

@@ -46,12 +46,13 @@ def main():
     os.makedirs(work, exist_ok=True)
     m, c = os.path.join(work, "m.onnx"), os.path.join(work, "c.onnx")
     try:
-        if not os.path.exists(c):
+        if not os.path.exists(m):
             subprocess.run([o.cli, "generate", "mlp", "-o", m, "--layers", str(o.layers),
                             "--width", str(o.width), "--external"], check=True,
                            stdout=subprocess.DEVNULL)
-            subprocess.run([o.cli, "compile", m, "-o", c, "--target", "host"], check=True,
-                           stdout=subprocess.DEVNULL)
+        # Always compiled by this CLI: an older binary's output may no longer be a hit.
+        subprocess.run([o.cli, "compile", m, "-o", c, "--target", "host"], check=True,
+                       stdout=subprocess.DEVNULL)
         feed = f"x=random:1x{o.width}"
         rows = {}
         for _ in range(o.rounds):
