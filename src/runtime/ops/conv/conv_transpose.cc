@@ -8,6 +8,7 @@
 
 #include "runtime/ops/conv/conv_ops.h"
 #include "runtime/ops/conv/spatial.h"
+#include "runtime/ops/dispatch.h"
 #include "runtime/ops/gemm.h"
 
 namespace onnx_prepack::runtime {
@@ -15,34 +16,43 @@ namespace {
 
 using kernels::ConvGeometry;
 
-// Output pixel of tap (kd, kh, kw) of input pixel (d, h, w); geometry `in` is
-// the transposed conv's input (g.in) and `out` its output (g.out).
-void col2im_add(const ConvGeometry& g, const float* col, float* y) {
+// Adds column row k (tap (kd, kh, kw) of output channel k / taps) into the
+// output: input pixel (d, h, w) lands on output pixel (d, h, w) * stride - pad +
+// tap * dilation. Geometry `in` is the transposed conv's input, `out` its output.
+void col2im_tap(const ConvGeometry& g, const float* col, float* y, int64_t k) {
   const int64_t taps = g.taps(), P = g.in_pixels();
-  for (int64_t k = 0; k < g.mg() * taps; ++k) {
-    const int64_t kw = k % g.kernel[2], kh = (k / g.kernel[2]) % g.kernel[1];
-    const int64_t kd = (k / (g.kernel[2] * g.kernel[1])) % g.kernel[0];
-    const int64_t mo = k / taps;
-    float* ym = y + mo * g.out_pixels();
-    const float* cr = col + k * P;
-    int64_t p = 0;
-    for (int64_t d = 0; d < g.in[0]; ++d) {
-      const int64_t od = d * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
-      const bool dok = od >= 0 && od < g.out[0];
-      for (int64_t h = 0; h < g.in[1]; ++h) {
-        const int64_t oh = h * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
-        if (!dok || oh < 0 || oh >= g.out[1]) {
-          p += g.in[2];
-          continue;
-        }
-        float* yr = ym + (od * g.out[1] + oh) * g.out[2];
-        for (int64_t w = 0; w < g.in[2]; ++w, ++p) {
-          const int64_t ow = w * g.stride[2] - g.pad_begin[2] + kw * g.dilation[2];
-          if (ow >= 0 && ow < g.out[2]) yr[ow] += cr[p];
-        }
+  const int64_t kw = k % g.kernel[2], kh = (k / g.kernel[2]) % g.kernel[1];
+  const int64_t kd = (k / (g.kernel[2] * g.kernel[1])) % g.kernel[0];
+  float* ym = y + (k / taps) * g.out_pixels();
+  const float* cr = col + k * P;
+  int64_t p = 0;
+  for (int64_t d = 0; d < g.in[0]; ++d) {
+    const int64_t od = d * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
+    const bool dok = od >= 0 && od < g.out[0];
+    for (int64_t h = 0; h < g.in[1]; ++h) {
+      const int64_t oh = h * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+      if (!dok || oh < 0 || oh >= g.out[1]) {
+        p += g.in[2];
+        continue;
+      }
+      float* yr = ym + (od * g.out[1] + oh) * g.out[2];
+      for (int64_t w = 0; w < g.in[2]; ++w, ++p) {
+        const int64_t ow = w * g.stride[2] - g.pad_begin[2] + kw * g.dilation[2];
+        if (ow >= 0 && ow < g.out[2]) yr[ow] += cr[p];
       }
     }
   }
+}
+
+// Output channels are split over the pool: each writes only its own plane and
+// adds its taps in the same order as one thread would, so the bits never
+// depend on the thread count.
+void col2im_add(const ConvGeometry& g, const float* col, float* y, base::ThreadPool* pool) {
+  const int64_t taps = g.taps(), P = g.in_pixels();
+  const int64_t min_channels = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, taps * P));
+  parallel_range(pool, g.mg(), min_channels, [&](int64_t m0, int64_t m1) {
+    for (int64_t k = m0 * taps; k < m1 * taps; ++k) col2im_tap(g, col, y, k);
+  });
 }
 
 Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
@@ -159,7 +169,7 @@ Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
         gemm_f32(size_t(kout), size_t(P), size_t(g.cg()), wt.data(), size_t(g.cg()), xg,
                  kernels::PackSourceLayout::kKN, col.data(), size_t(P), false, io.workspace, 0,
                  io.pool);
-        col2im_add(g, col.data(), y + (ni * g.m + gi * g.mg()) * Y);
+        col2im_add(g, col.data(), y + (ni * g.m + gi * g.mg()) * Y, io.pool);
       }
     }
   }));
