@@ -18,14 +18,6 @@ bool ends_with(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
 
-bool is_hex64(const std::string& s) {
-  if (s.size() != 64) return false;
-  for (char ch : s) {
-    if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'))) return false;
-  }
-  return true;
-}
-
 std::optional<std::set<std::string>> declared(const onnx::StructTypeProto& type,
                                               std::string_view key) {
   for (const auto& kv : type.metadata_props()) {

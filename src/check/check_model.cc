@@ -3,7 +3,6 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
-#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
@@ -193,18 +192,13 @@ void check_graphs(Checker& c, const onnx::ModelProto& m) {
 
 // SPEC 4.6: the resolver refuses, under full and memo, an entry whose payload it
 // cannot check; say so before a load does.
-bool lower_hex(std::string_view s) {
-  return std::all_of(s.begin(), s.end(),
-                     [](char ch) { return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'); });
-}
-
 void check_payload_digest(Checker& c, const onnx::CompiledTensorProto& ct, const std::string& pc) {
   const auto& props = ct.metadata_props();
   for (int i = 0; i < props.size(); ++i) {
     if (props[i].key() != "payload_digest") continue;
     const std::string& alg = ct.digest_algorithm();
     const bool known = alg == "blake3" || alg == "sha256";
-    if (known && (props[i].value().size() != 64 || !lower_hex(props[i].value()))) {
+    if (known && !is_hex64(props[i].value())) {
       c.warning(rules::kPayloadDigestFormat, idx(pc + ".metadata_props", i) + ".value",
                 pc + ": payload_digest '" + props[i].value().substr(0, 80) +
                     "' is not 64 lower-case hex digits; verified loads report corrupt_payload");

@@ -15,6 +15,15 @@
 
 namespace onnx_prepack::check {
 
+// 64 lower-case hex digits: how lineage and payload digests are written.
+inline bool is_hex64(const std::string& s) {
+  if (s.size() != 64) return false;
+  for (char ch : s) {
+    if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'))) return false;
+  }
+  return true;
+}
+
 // What the walk learnt about a (sub)type.
 struct Summary {
   bool bad = false;         // an error in it or in something it references

@@ -20,6 +20,7 @@
 #include "digest/canonical_tensor.h"
 #include "digest/digest.h"
 #include "engine/engine_options.h"
+#include "format/metadata.h"
 #include "format/model.h"
 #include "format/model_writer.h"
 #include "onnx_prepack/engine.hpp"
@@ -402,9 +403,7 @@ Result<format::WriteReport> Compiler::write(const std::string& dst, const Compil
   wo.on_payload = [&out, &inner, pool, first_new](int i, std::span<const uint8_t> payload) {
     auto* ct = out.mutable_compiled_tensors(i);
     auto recorded = [ct] {
-      for (const auto& e : ct->metadata_props())
-        if (e.key() == resolve::kPayloadDigestKey) return e.value();
-      return std::string();
+      return format::metadata_value(ct->metadata_props(), resolve::kPayloadDigestKey);
     };
     if (i < first_new) {
       std::optional<digest::Digest> d;

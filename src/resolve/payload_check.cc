@@ -121,11 +121,7 @@ std::string payload_binding(const onnx::CompiledTensorProto& entry,
   };
   put_str(entry.source_digest());
   put_str(type.name());
-  std::string version;
-  for (const auto& e : type.metadata_props()) {
-    if (e.key() == "format_version") version = e.value();
-  }
-  put_str(version);
+  put_str(format::metadata_value(type.metadata_props(), "format_version"));
   put_u32(uint64_t(entry.value().dims_size()));
   for (uint64_t d : entry.value().dims()) put_u64(d);
   std::vector<std::pair<std::string_view, std::string_view>> lineage;

@@ -79,8 +79,8 @@ template <Logic l>
 Result<std::unique_ptr<Kernel>> build_logical(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(BinarySetup s, setup_binary(ctx, kBool));
   if (s.dtype != kBool) return ctx.error("inputs must be bool, got " + dtype_name(s.dtype));
-  // Read as bytes: a bool tensor may hold any non-zero byte for true (as a
-  // fed .npy or raw_data can), and loading such a byte as `bool` is undefined.
+  // Read as bytes (BOOL tensors are canonical 0/1 once inside the runtime,
+  // tensor.h; bytes keep these kernels defined even if one were not).
   return binary_kernel<uint8_t, uint8_t>(s.plan, [](uint8_t a, uint8_t b) {
     const bool x = a != 0, y = b != 0;
     if constexpr (l == Logic::kAnd) return uint8_t(x && y);

@@ -154,7 +154,7 @@ Result<std::unique_ptr<Kernel>> build_not(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
   if (x->dtype != kBool) return ctx.error("input must be bool, got " + dtype_name(x->dtype));
   ctx.set_output(0, kBool, x->shape);
-  // Bytes, not bool: any non-zero byte is true (loading 2 as a bool is undefined).
+  // Bytes, not bool, like And/Or/Xor (binary.cc): defined for any byte.
   return map_kernel<uint8_t, uint8_t>(shape_numel(x->shape),
                                       [](uint8_t v) { return uint8_t(v == 0); });
 }
