@@ -301,9 +301,9 @@ void print_text(const Engine& engine, const RunReport& r,
   const EngineOptions& o = engine.options();
   const runtime::PlanStats ps = engine.plan_stats();
   const EngineTimings& t = r.timings;
-  std::printf("%s: %zu kernels (%zu nodes, %zu folded), arena %.1f MiB, %zu threads\n",
-              r.model.c_str(), ps.kernels, ps.nodes, ps.folded, double(ps.arena_bytes) / (1 << 20),
-              engine.threads());
+  std::printf("%s: %zu kernels (%zu nodes, %zu folded, %zu fused), arena %.1f MiB, %zu threads\n",
+              r.model.c_str(), ps.kernels, ps.nodes, ps.folded, ps.fused,
+              double(ps.arena_bytes) / (1 << 20), engine.threads());
   if (o.weights == "packed") {
     const runtime::PreparedTotals tot = engine.weight_totals();
     std::printf(

@@ -49,6 +49,7 @@ Json plan_json(const runtime::PlanStats& ps) {
   plan["kernels"] = uint64_t(ps.kernels);
   plan["folded"] = uint64_t(ps.folded);
   plan["aliases"] = uint64_t(ps.aliases);
+  plan["fused"] = uint64_t(ps.fused);
   plan["arena_bytes"] = ps.arena_bytes;
   plan["value_bytes"] = ps.value_bytes;
   return plan;

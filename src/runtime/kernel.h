@@ -51,20 +51,40 @@ struct KernelIO {
   Workspace* workspace = nullptr;  // may be null: kernels then allocate their own scratch
 };
 
+// What a float elementwise kernel computes, declared by its builder so the
+// session can run a chain of such kernels tile by tile in one pass
+// (runtime/pointwise_fusion.h). The fused form calls the same vector functions
+// on the same operands in the same order, so it is bitwise equal to the chain.
+struct PointwiseDesc {
+  enum Kind : uint8_t { kBinary, kActivation };
+  Kind kind = kBinary;
+  int op = 0;            // vec::BinaryOp (kBinary) or vec::ActOp (kActivation)
+  float p0 = 0, p1 = 0;  // the activation's parameters
+  // Clip since opset 11: p0 / p1 are inputs 1 / 2 (absent: -inf / +inf); the
+  // fusion needs them known at plan time.
+  bool bounds_from_inputs = false;
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual void run(const KernelIO& io) const = 0;
+  // Non-null for a float elementwise kernel that may join a fused chain.
+  virtual const PointwiseDesc* pointwise() const { return nullptr; }
 };
 
 // A kernel from a lambda, for the many ops whose run is a few lines.
 class FnKernel final : public Kernel {
  public:
   explicit FnKernel(std::function<void(const KernelIO&)> fn) : fn_(std::move(fn)) {}
+  FnKernel(std::function<void(const KernelIO&)> fn, PointwiseDesc desc)
+      : fn_(std::move(fn)), desc_(desc) {}
   void run(const KernelIO& io) const override { fn_(io); }
+  const PointwiseDesc* pointwise() const override { return desc_ ? &*desc_ : nullptr; }
 
  private:
   std::function<void(const KernelIO&)> fn_;
+  std::optional<PointwiseDesc> desc_;
 };
 
 // What a MatMul/Gemm kernel asks of the session for a constant B operand:

@@ -11,29 +11,10 @@
 #include "runtime/constants.h"
 #include "runtime/half_adapter.h"
 #include "runtime/legacy_opset.h"
+#include "runtime/session_state.h"
 #include "runtime/subgraph.h"
 
 namespace onnx_prepack::runtime {
-
-struct Session::Value {
-  std::string name;
-  ValueDesc desc;                      // dtype, shape, known value
-  std::optional<HostTensor> constant;  // known at plan time
-  bool is_input = false;
-  bool runtime = false;  // computed or fed at run time
-  int alias_of = -1;     // runtime value whose storage this one shares
-  int def = -1;          // step that writes it (-1: fed input)
-  int last = -1;         // last step that reads it
-  uint64_t offset = 0;
-  void* ptr = nullptr;
-};
-
-struct Session::Step {
-  int node = -1;
-  std::unique_ptr<Kernel> kernel;
-  std::vector<int> in, out;  // value ids, -1 for absent
-  std::vector<void*> in_ptr, out_ptr;
-};
 
 namespace {
 
@@ -272,6 +253,7 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds) {
     if (needs_value && unpinned) return PlanOutcome::kNeedsInputValues;
     return st;
   }
+  fuse_pointwise();
   compute_lifetimes();
   OP_RETURN_IF_ERROR(place_arena());
   stats_.kernels = steps_.size();
@@ -637,7 +619,7 @@ Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>
     for (const Step& st : steps_) {
       const auto t0 = std::chrono::steady_clock::now();
       st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_});
-      OpProfile& p = (*profile_)[graph_->node(st.node).op_type()];
+      OpProfile& p = (*profile_)[st.label ? st.label : graph_->node(st.node).op_type()];
       p.ms +=
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       ++p.calls;

@@ -24,6 +24,9 @@ struct SessionOptions {
   base::ThreadPool* pool = nullptr;     // null: base::ThreadPool::shared()
   WeightPreparer* weights = nullptr;    // null: constant B used in place
   int64_t fold_limit_bytes = 16 << 20;  // largest value folded at plan time
+  // Run chains of float elementwise kernels as one pass (pointwise_fusion.h);
+  // bitwise equal either way. ONNX_PREPACK_FUSION=0 turns it off.
+  bool fuse_pointwise = true;
 };
 
 struct GraphInput {
@@ -40,6 +43,7 @@ struct PlanStats {
   size_t kernels = 0;        // kernels run per inference
   size_t folded = 0;         // nodes computed at plan time
   size_t aliases = 0;        // outputs that share their input's storage
+  size_t fused = 0;          // nodes run inside fused elementwise kernels
   uint64_t arena_bytes = 0;  // one buffer for all intermediate values
   uint64_t value_bytes = 0;  // what the values would need without reuse
   double init_ms = 0;        // mapping initializers (borrowed bytes, typed fields converted)
@@ -123,6 +127,8 @@ class Session {
   // Sets `needs_value` when its kernel needs an unknown value.
   Status build_node(int node_index, bool& needs_value);
   Status fold(Kernel& kernel, const std::vector<int>& in_ids, const std::vector<int>& out_ids);
+  // Replaces runs of elementwise steps with fused kernels (session_fusion.cc).
+  void fuse_pointwise();
   void compute_lifetimes();
   Status place_arena();
 

@@ -91,15 +91,17 @@ Result<std::unique_ptr<Kernel>> build_binary(BuildContext& ctx) {
                          : op == BinOp::kSub ? vec::kSub
                          : op == BinOp::kMul ? vec::kMul
                                              : vec::kDiv;
-    return std::unique_ptr<Kernel>(new FnKernel([plan, fn](const KernelIO& io) {
-      const float* a = static_cast<const float*>(io.in[0]);
-      const float* b = static_cast<const float*>(io.in[1]);
-      float* o = static_cast<float*>(io.out[0]);
-      run_broadcast(plan, io.pool, [&](int64_t base, const int64_t* off, int64_t n) {
-        fn(code, a + off[0], size_t(plan.inner_stride[0]), b + off[1], size_t(plan.inner_stride[1]),
-           o + base, size_t(n));
-      });
-    }));
+    return std::unique_ptr<Kernel>(new FnKernel(
+        [plan, fn](const KernelIO& io) {
+          const float* a = static_cast<const float*>(io.in[0]);
+          const float* b = static_cast<const float*>(io.in[1]);
+          float* o = static_cast<float*>(io.out[0]);
+          run_broadcast(plan, io.pool, [&](int64_t base, const int64_t* off, int64_t n) {
+            fn(code, a + off[0], size_t(plan.inner_stride[0]), b + off[1],
+               size_t(plan.inner_stride[1]), o + base, size_t(n));
+          });
+        },
+        PointwiseDesc{PointwiseDesc::kBinary, code}));
   }
   bool ok = dispatch_numeric(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -288,13 +290,15 @@ Result<std::unique_ptr<Kernel>> make_unary(BuildContext& ctx, bool ints_ok) {
   }
   if (op == UnOp::kSigmoid && dt == kFloat) {  // vectorised too (vec_act.h)
     const vec::ActFn fn = vec::host_act_kernel();
-    return std::unique_ptr<Kernel>(new FnKernel([n, fn](const KernelIO& io) {
-      const float* x = static_cast<const float*>(io.in[0]);
-      float* o = static_cast<float*>(io.out[0]);
-      parallel_range(io.pool, n, kMinChunk / 4, [&](int64_t b, int64_t e) {
-        fn(vec::kActSigmoid, x + b, o + b, size_t(e - b), 0.0f, 0.0f);
-      });
-    }));
+    return std::unique_ptr<Kernel>(new FnKernel(
+        [n, fn](const KernelIO& io) {
+          const float* x = static_cast<const float*>(io.in[0]);
+          float* o = static_cast<float*>(io.out[0]);
+          parallel_range(io.pool, n, kMinChunk / 4, [&](int64_t b, int64_t e) {
+            fn(vec::kActSigmoid, x + b, o + b, size_t(e - b), 0.0f, 0.0f);
+          });
+        },
+        PointwiseDesc{PointwiseDesc::kActivation, vec::kActSigmoid}));
   }
   auto make = [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -22,13 +22,15 @@ Result<std::unique_ptr<Kernel>> activation(BuildContext& ctx, F f, int act = -1,
   int64_t n = shape_numel(x->shape);
   if (x->dtype == kFloat && act >= 0) {
     vec::ActFn fn = vec::host_act_kernel();
-    return make_kernel([=](const KernelIO& io) {
-      const float* in = static_cast<const float*>(io.in[0]);
-      float* out = static_cast<float*>(io.out[0]);
-      parallel_range(io.pool, n, kMinChunk, [&](int64_t b, int64_t e) {
-        fn(act, in + b, out + b, size_t(e - b), p0, p1);
-      });
-    });
+    return std::unique_ptr<Kernel>(new FnKernel(
+        [=](const KernelIO& io) {
+          const float* in = static_cast<const float*>(io.in[0]);
+          float* out = static_cast<float*>(io.out[0]);
+          parallel_range(io.pool, n, kMinChunk, [&](int64_t b, int64_t e) {
+            fn(act, in + b, out + b, size_t(e - b), p0, p1);
+          });
+        },
+        PointwiseDesc{PointwiseDesc::kActivation, act, p0, p1}));
   }
   std::unique_ptr<Kernel> k;
   if (!dispatch_float(x->dtype, [&](auto tag) {
@@ -155,15 +157,17 @@ Result<std::unique_ptr<Kernel>> build_clip(BuildContext& ctx) {
   float attr_lo = ctx.attr_float("min", -FLT_MAX), attr_hi = ctx.attr_float("max", FLT_MAX);
   if (dt == kFloat) {
     vec::ActFn fn = vec::host_act_kernel();
-    return make_kernel([=](const KernelIO& io) {
-      float lo = attr_form ? attr_lo : clip_bound<float>(io, 1, -INFINITY);
-      float hi = attr_form ? attr_hi : clip_bound<float>(io, 2, INFINITY);
-      const float* in = static_cast<const float*>(io.in[0]);
-      float* out = static_cast<float*>(io.out[0]);
-      parallel_range(io.pool, n, kMinChunk, [&](int64_t b, int64_t e) {
-        fn(vec::kActClip, in + b, out + b, size_t(e - b), lo, hi);
-      });
-    });
+    return std::unique_ptr<Kernel>(new FnKernel(
+        [=](const KernelIO& io) {
+          float lo = attr_form ? attr_lo : clip_bound<float>(io, 1, -INFINITY);
+          float hi = attr_form ? attr_hi : clip_bound<float>(io, 2, INFINITY);
+          const float* in = static_cast<const float*>(io.in[0]);
+          float* out = static_cast<float*>(io.out[0]);
+          parallel_range(io.pool, n, kMinChunk, [&](int64_t b, int64_t e) {
+            fn(vec::kActClip, in + b, out + b, size_t(e - b), lo, hi);
+          });
+        },
+        PointwiseDesc{PointwiseDesc::kActivation, vec::kActClip, attr_lo, attr_hi, !attr_form}));
   }
   if (attr_form && dt != kDouble) return unsupported_type(ctx, dt);
   std::unique_ptr<Kernel> k;

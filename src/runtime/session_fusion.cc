@@ -1,0 +1,222 @@
+// The plan's fusion pass: a run of consecutive float elementwise steps over one
+// shape becomes one FusedPointwise kernel (pointwise_fusion.h). Values only the
+// run reads live in scratch tiles and leave the arena; values read later, or
+// graph outputs, are still written.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "runtime/pointwise_fusion.h"
+#include "runtime/session.h"
+#include "runtime/session_state.h"
+
+namespace onnx_prepack::runtime {
+namespace {
+
+// Steps in one fused kernel at most (its program is interpreted per tile).
+constexpr size_t kMaxChain = 16;
+
+bool fusion_disabled_by_env() {
+  static const bool off = [] {
+    const char* f = std::getenv("ONNX_PREPACK_FUSION");
+    return f != nullptr && std::strcmp(f, "0") == 0;
+  }();
+  return off;
+}
+
+}  // namespace
+
+void Session::fuse_pointwise() {
+  if (!options_.fuse_pointwise || fusion_disabled_by_env() || steps_.size() < 2) return;
+  auto owner = [&](int id) {
+    const int a = values_[size_t(id)].alias_of;
+    return a >= 0 ? a : id;
+  };
+  // Last step reading each storage owner, and the owners graph outputs need.
+  std::vector<int> last_read(values_.size(), -1);
+  for (int si = 0; si < int(steps_.size()); ++si) {
+    for (int id : steps_[size_t(si)].in) {
+      if (id >= 0 && values_[size_t(id)].runtime) last_read[size_t(owner(id))] = si;
+    }
+  }
+  std::vector<bool> is_output(values_.size(), false);
+  for (const auto& name : output_names_) {
+    const int id = value_index_.at(name);
+    if (values_[size_t(id)].runtime) is_output[size_t(owner(id))] = true;
+  }
+
+  // The one float output of a pointwise step, or -1.
+  auto single_output = [&](const Step& st) {
+    if (st.kernel == nullptr || st.kernel->pointwise() == nullptr || st.out.size() != 1) return -1;
+    const int id = st.out[0];
+    if (id < 0 || values_[size_t(id)].desc.dtype != kFloat || values_[size_t(id)].alias_of >= 0)
+      return -1;
+    return id;
+  };
+
+  std::vector<Step> fused_steps;
+  size_t i = 0;
+  while (i < steps_.size()) {
+    const int head_out = single_output(steps_[i]);
+    if (head_out < 0) {
+      fused_steps.push_back(std::move(steps_[i++]));
+      continue;
+    }
+    const Shape shape = values_[size_t(head_out)].desc.shape;
+    FusedPointwise chain = fused_layout(shape);
+    std::map<int, int> produced;  // value id -> position in the chain
+    std::vector<int> ext_in;      // io.in of the fused kernel
+    std::vector<FusedInstr> program;
+    struct Read {
+      int value;
+      size_t instr;
+      int slot;  // 0: a, 1: b
+    };
+    std::vector<Read> reads;
+
+    // Adds step j to the chain when every operand is one the kernel can read.
+    auto try_add = [&](size_t j) {
+      const Step& st = steps_[j];
+      const int out = single_output(st);
+      if (out < 0 || values_[size_t(out)].desc.shape != shape) return false;
+      PointwiseDesc op = *st.kernel->pointwise();
+      const size_t operands = op.kind == PointwiseDesc::kBinary ? 2 : 1;
+      if (st.in.size() < operands) return false;
+      FusedInstr ins;
+      ins.op = op;
+      std::vector<Read> new_reads;
+      std::vector<int> new_ext;
+      bool connected = j == i;
+      for (size_t k = 0; k < operands; ++k) {
+        const int id = st.in[k];
+        if (id < 0) return false;
+        FusedOperand& o = k == 0 ? ins.a : ins.b;
+        if (produced.count(id)) {
+          new_reads.push_back({id, program.size(), int(k)});
+          connected = true;
+          continue;
+        }
+        const Value& v = values_[size_t(id)];
+        if (v.desc.dtype != kFloat || produced.count(owner(id))) return false;
+        if (!classify_operand(v.desc.shape, shape, chain, o)) return false;
+        // An activation's input has the chain's shape, read with stride 1.
+        if (op.kind == PointwiseDesc::kActivation && o.kind != FusedOperand::kFull) return false;
+        auto at = std::find(ext_in.begin(), ext_in.end(), id);
+        int index = int(at - ext_in.begin());
+        if (at == ext_in.end()) {
+          auto nat = std::find(new_ext.begin(), new_ext.end(), id);
+          index = int(ext_in.size() + size_t(nat - new_ext.begin()));
+          if (nat == new_ext.end()) new_ext.push_back(id);
+        }
+        o.index = index;
+      }
+      if (!connected) return false;
+      if (op.bounds_from_inputs) {  // Clip: bounds known now, or no fusion
+        op.p0 = -INFINITY;
+        op.p1 = INFINITY;
+        for (size_t k = 1; k <= 2; ++k) {
+          if (st.in.size() <= k || st.in[k] < 0) continue;
+          const Value& v = values_[size_t(st.in[k])];
+          if (!v.constant || v.desc.dtype != kFloat || v.constant->numel() != 1) return false;
+          (k == 1 ? op.p0 : op.p1) = v.constant->view().as<float>()[0];
+        }
+        op.bounds_from_inputs = false;
+        ins.op = op;
+      }
+      ext_in.insert(ext_in.end(), new_ext.begin(), new_ext.end());
+      reads.insert(reads.end(), new_reads.begin(), new_reads.end());
+      produced[out] = int(program.size());
+      program.push_back(ins);
+      return true;
+    };
+
+    size_t j = i;
+    while (j < steps_.size() && j - i < kMaxChain && try_add(j)) ++j;
+    if (j - i < 2) {
+      fused_steps.push_back(std::move(steps_[i++]));
+      continue;
+    }
+    // Stored values: read after the chain, or graph outputs. The rest get scratch
+    // tiles, reused once their last reader in the chain has run.
+    std::vector<int> out_ids;  // in chain order
+    std::map<int, int> last_use;
+    for (const Read& r : reads) last_use[r.value] = std::max(last_use[r.value], int(r.instr));
+    std::map<int, int> slot_of_value;  // temps: value id -> scratch tile
+    std::vector<int> free_slots;
+    int temps = 0;
+    bool too_many = false;
+    std::vector<int> chain_values(program.size());
+    for (const auto& [id, pos] : produced) chain_values[size_t(pos)] = id;
+    for (size_t p = 0; p < program.size(); ++p) {
+      // Slots whose value's last reader was the previous instruction are free now;
+      // freeing after this instruction's reads keeps in-place writes legal too.
+      const int id = chain_values[p];
+      for (const Read& r : reads) {
+        if (r.instr == p) {
+          FusedOperand& o = r.slot == 0 ? program[p].a : program[p].b;
+          const int pos = produced[r.value];
+          o = program[size_t(pos)].dst;
+        }
+      }
+      for (const auto& [vid, lu] : last_use) {
+        auto slot = slot_of_value.find(vid);
+        if (lu == int(p) && slot != slot_of_value.end()) {
+          free_slots.push_back(slot->second);
+          slot_of_value.erase(slot);
+        }
+      }
+      const bool stored = last_read[size_t(id)] >= int(j) || is_output[size_t(id)];
+      FusedOperand& dst = program[p].dst;
+      if (stored) {
+        dst.kind = FusedOperand::kStored;
+        dst.index = int(out_ids.size());
+        out_ids.push_back(id);
+      } else {
+        dst.kind = FusedOperand::kTemp;
+        if (free_slots.empty()) {
+          if (temps == kMaxFusedTemps) {
+            too_many = true;
+            break;
+          }
+          free_slots.push_back(temps++);
+        }
+        dst.index = free_slots.back();
+        free_slots.pop_back();
+        slot_of_value[id] = dst.index;
+      }
+    }
+    if (too_many || out_ids.empty()) {
+      fused_steps.push_back(std::move(steps_[i++]));
+      continue;
+    }
+    chain.temps = temps;
+    chain.program = std::move(program);
+    Step fused;
+    fused.node = steps_[i].node;
+    fused.label = "FusedPointwise";
+    fused.kernel = make_fused_pointwise_kernel(std::move(chain));
+    fused.in = ext_in;
+    fused.out = out_ids;
+    for (const auto& [id, pos] : produced) {
+      if (std::find(out_ids.begin(), out_ids.end(), id) == out_ids.end()) {
+        values_[size_t(id)].runtime = false;  // lives in scratch tiles only
+        values_[size_t(id)].def = -1;
+      }
+    }
+    stats_.fused += j - i;
+    fused_steps.push_back(std::move(fused));
+    i = j;
+  }
+  steps_ = std::move(fused_steps);
+  for (int si = 0; si < int(steps_.size()); ++si) {
+    for (int id : steps_[size_t(si)].out) {
+      if (id < 0) continue;
+      values_[size_t(id)].def = si;
+      values_[size_t(id)].last = si;
+    }
+  }
+}
+
+}  // namespace onnx_prepack::runtime
