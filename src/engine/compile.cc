@@ -82,7 +82,8 @@ Status record_memo(const std::string& output, const std::string& memo_dir,
 struct Job {
   std::string source;
   PackSourceLayout layout;
-  int64_t conv_group = 0;  // > 0: a Conv filter of a node with this group
+  int64_t conv_group = 0;        // > 0: a Conv filter of a node with this group
+  bool conv_transposed = false;  // a ConvTranspose filter
 };
 
 // Constant nodes with a tensor `value` become initializers named like their output.
@@ -124,7 +125,7 @@ std::vector<Job> eligible(const format::Model& model) {
   }
   for (const pack::ConvFilterWeight& w : pack::conv_filter_weights(model)) {
     if (!w.graph_input && w.initializers == 1)
-      jobs.push_back({w.name, PackSourceLayout::kKN, w.group});
+      jobs.push_back({w.name, PackSourceLayout::kKN, w.group, w.transposed});
   }
   return jobs;
 }
@@ -323,15 +324,16 @@ Status Compiler::add(const Job& job) {
   return ok_status();
 }
 
-// A Conv filter: one entry per target whose kernel has a format for its shape.
+// A Conv or ConvTranspose filter: one entry per target whose kernel has a format for its shape.
 Status Compiler::add_conv(const Job& job, const onnx::TensorProto& t, const std::string& ctx,
                           std::span<const uint8_t> content, const digest::Digest& digest) {
   const std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
-  auto cs = pack::conv_filter_source(content, t.data_type(), dims, job.conv_group);
+  auto cs =
+      pack::conv_filter_source(content, t.data_type(), dims, job.conv_group, job.conv_transposed);
   if (!cs.ok()) return cs.status().with_context(ctx);
   for (const std::string& arch : archs_) {
-    for (const pack::ConvFilterFormat* f :
-         pack::conv_filter_formats_for(dims, job.conv_group, device::IsaLevel::kAvx512)) {
+    for (const pack::ConvFilterFormat* f : pack::conv_filter_formats_for(
+             dims, job.conv_group, device::IsaLevel::kAvx512, job.conv_transposed)) {
       if (f->architecture != arch) continue;
       onnx::CompiledTensorProto ct;
       ct.set_source_name(job.source);

@@ -133,8 +133,11 @@ Result<ExplainReport> explain_model(const std::string& path, const ExplainOption
   for (const pack::ConvFilterWeight& w : pack::conv_filter_weights(*report.model)) {
     resolve::PackRequest req;
     req.source_name = w.name;
-    req.formats = pack::conv_filter_acceptable_formats(w.dims, w.group, report.level);
-    explain(w.name, w.consumer, "conv group " + std::to_string(w.group), std::move(req));
+    req.formats = pack::conv_filter_acceptable_formats(w.dims, w.group, report.level, w.transposed);
+    explain(
+        w.name, w.consumer,
+        std::string(w.transposed ? "conv_transpose" : "conv") + " group " + std::to_string(w.group),
+        std::move(req));
   }
   // MatMulNBits weights, lineage-bound (SPEC 4.5, pack/q_gemm_b.h).
   for (const pack::QGemmBJob& job : pack::q_gemm_b_jobs(*report.model)) {

@@ -26,7 +26,7 @@ struct ExplainOptions {
 struct ExplainedWeight {
   std::string name;      // source initializer
   std::string consumer;  // first node that reads it
-  std::string layout;    // "kn"/"nk" (GEMM B), "conv group G", "n_kblocks_blob" (MatMulNBits)
+  std::string layout;    // "kn"/"nk" (GEMM B), "conv group G", "conv_transpose group G", "n_kblocks_blob" (MatMulNBits)
   std::vector<resolve::AcceptableFormat> formats;  // what the kernel at `level` accepts
   resolve::Resolution resolution;
 };

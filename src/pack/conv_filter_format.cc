@@ -16,9 +16,11 @@ constexpr ConvFilterFormat kFormats[] = {
     {"f32_conv_filter_m6", "1", "x86_64-avx2-fma", device::IsaLevel::kAvx2, 6},
     {"f32_conv_dw_avx512", "1", "x86_64-avx512f", device::IsaLevel::kAvx512, 0},
     {"f32_conv_dw_avx2", "1", "x86_64-avx2-fma", device::IsaLevel::kAvx2, 0},
+    {"f32_deconv_filter_m14", "1", "x86_64-avx512f", device::IsaLevel::kAvx512, 14, true},
+    {"f32_deconv_filter_m6", "1", "x86_64-avx2-fma", device::IsaLevel::kAvx2, 6, true},
 };
 constexpr const ConvFilterFormat* kOrder[] = {&kFormats[0], &kFormats[1], &kFormats[2],
-                                              &kFormats[3]};
+                                              &kFormats[3], &kFormats[4], &kFormats[5]};
 
 onnx::TypeProto leaf(int32_t elem) {
   onnx::TypeProto t;
@@ -94,7 +96,12 @@ onnx::FunctionProto decoder(const ConvFilterFormat& f) {
     ax2->set_name("axis");
     ax2->set_type(onnx::AttributeProto::INT);
     ax2->set_i(1);
-    node(fn, "Reshape", {"group_rows", "shape"}, "w");
+    if (f.transposed) {  // rows [G, Mg * taps, C/group] -> [G, C/group, Mg * taps] -> W
+      ints_attr(node(fn, "Transpose", {"group_rows"}, "group_cols"), "perm", {0, 2, 1});
+      node(fn, "Reshape", {"group_cols", "shape"}, "w");
+    } else {
+      node(fn, "Reshape", {"group_rows", "shape"}, "w");
+    }
     typed(fn, "blocks", onnx::TensorProto::FLOAT);
     typed(fn, "tail", onnx::TensorProto::FLOAT);
   }
@@ -121,14 +128,23 @@ const ConvFilterFormat* find_conv_filter_format(std::string_view name) {
   return nullptr;
 }
 
+size_t ConvFilterSource::m() const {
+  if (!transposed) return size_t(dims[0]);
+  size_t m = size_t(group);
+  for (size_t i = 1; i < dims.size(); ++i) m *= size_t(dims[i]);
+  return m;
+}
+
 size_t ConvFilterSource::k() const {
+  if (transposed) return size_t(dims[0] / group);
   size_t k = 1;
   for (size_t i = 1; i < dims.size(); ++i) k *= size_t(dims[i]);
   return k;
 }
 
 Result<ConvFilterSource> conv_filter_source(std::span<const uint8_t> bytes, int32_t type,
-                                            std::span<const int64_t> dims, int64_t group) {
+                                            std::span<const int64_t> dims, int64_t group,
+                                            bool transposed) {
   if (type != onnx::TensorProto::FLOAT) {
     return invalid_argument("conv filter source: element type " + std::to_string(type) +
                             " is not FLOAT");
@@ -148,7 +164,8 @@ Result<ConvFilterSource> conv_filter_source(std::span<const uint8_t> bytes, int3
   }
   if (group <= 0 || dims[0] % group != 0) {
     return invalid_argument("conv filter source: group " + std::to_string(group) +
-                            " does not divide " + std::to_string(dims[0]) + " output channels");
+                            " does not divide " + std::to_string(dims[0]) +
+                            (transposed ? " input channels" : " output channels"));
   }
   if (bytes.size() != count * 4) {
     return invalid_argument("conv filter source: " + std::to_string(bytes.size()) +
@@ -159,6 +176,7 @@ Result<ConvFilterSource> conv_filter_source(std::span<const uint8_t> bytes, int3
   s.bytes = bytes;
   s.dims.assign(dims.begin(), dims.end());
   s.group = group;
+  s.transposed = transposed;
   return s;
 }
 
@@ -167,23 +185,24 @@ bool conv_filter_is_depthwise(std::span<const int64_t> dims, int64_t group) {
 }
 
 std::vector<const ConvFilterFormat*> conv_filter_formats_for(std::span<const int64_t> dims,
-                                                             int64_t group,
-                                                             device::IsaLevel level) {
-  const bool dw = conv_filter_is_depthwise(dims, group);
+                                                             int64_t group, device::IsaLevel level,
+                                                             bool transposed) {
+  const bool dw = !transposed && conv_filter_is_depthwise(dims, group);
   std::vector<const ConvFilterFormat*> out;
   for (const ConvFilterFormat* f : kOrder) {
-    if ((f->mr == 0) == dw && f->isa <= level) out.push_back(f);
+    if (f->transposed == transposed && (f->mr == 0) == dw && f->isa <= level) out.push_back(f);
   }
   return out;
 }
 
 const ConvFilterFormat* conv_filter_format_for_rows(std::span<const int64_t> dims, int64_t group,
-                                                    size_t mr, device::IsaLevel level) {
-  const bool dw = conv_filter_is_depthwise(dims, group);
+                                                    size_t mr, device::IsaLevel level,
+                                                    bool transposed) {
+  const bool dw = !transposed && conv_filter_is_depthwise(dims, group);
   if (dw != (mr == 0)) return nullptr;
   const ConvFilterFormat* fallback = nullptr;
   for (const ConvFilterFormat* f : kOrder) {
-    if (f->mr != mr) continue;
+    if (f->mr != mr || f->transposed != transposed) continue;
     if (f->isa <= level) return f;
     if (fallback == nullptr || f->isa < fallback->isa) fallback = f;
   }
@@ -220,10 +239,18 @@ onnx::StructTypeProto conv_filter_struct_type(const ConvFilterFormat& f) {
   } else {
     const std::string mr = std::to_string(f.mr);
     add_meta(t, "block_rows", mr);
-    t.set_doc_string("f32 Conv filter in blocks of " + mr +
-                     " output channels per group: each block k rows of " + mr +
-                     " values (k = C/group * prod(kernel)), then the group's last tail_rows "
-                     "channels the same way; then the filter shape.");
+    if (f.transposed) {
+      t.set_doc_string(
+          "f32 ConvTranspose filter W [C, M/group, k...] as the GEMM operand A_g[r][c] = "
+          "W[g * C/group + c][r] (r over M/group * prod(kernel)), in blocks of " +
+          mr + " rows per group: each block k = C/group rows of " + mr +
+          " values, then the group's last tail_rows rows the same way; then the filter shape.");
+    } else {
+      t.set_doc_string("f32 Conv filter in blocks of " + mr +
+                       " output channels per group: each block k rows of " + mr +
+                       " values (k = C/group * prod(kernel)), then the group's last tail_rows "
+                       "channels the same way; then the filter shape.");
+    }
     for (const char* p : {"groups", "full_blocks", "k", "tail_rows", "rank"}) t.add_dims_param(p);
     onnx::TypeProto group;
     auto* gf = group.mutable_struct_type()->mutable_structure();
@@ -234,7 +261,8 @@ onnx::StructTypeProto conv_filter_struct_type(const ConvFilterFormat& f) {
               "[k][tail_rows] f32");
     add_field(fields, "groups", array_of(std::move(group), 0), "one entry per group");
     add_field(fields, "shape", array_of(leaf(onnx::TensorProto::INT64), 4),
-              "the filter's dims [M, C/group, k...]");
+              f.transposed ? "the filter's dims [C, M/group, k...]"
+                           : "the filter's dims [M, C/group, k...]");
   }
   *t.mutable_decoder() = decoder(f);
   return t;
@@ -251,7 +279,12 @@ Status conv_filter_pack(const ConvFilterFormat& f, const ConvFilterSource& s,
       reinterpret_cast<uintptr_t>(s.bytes.data()) % 4 != 0) {
     return invalid_argument("pack '" + std::string(f.name) + "': misaligned buffer");
   }
-  if ((f.mr == 0) != conv_filter_is_depthwise(s.dims, s.group)) {
+  if (f.transposed != s.transposed) {
+    return invalid_argument(
+        "pack '" + std::string(f.name) + "': filter " + dims_string(s.dims) +
+        (f.transposed ? " is not a ConvTranspose filter" : " is a ConvTranspose filter"));
+  }
+  if (!f.transposed && (f.mr == 0) != conv_filter_is_depthwise(s.dims, s.group)) {
     return invalid_argument("pack '" + std::string(f.name) + "': filter " + dims_string(s.dims) +
                             " with group " + std::to_string(s.group) +
                             (f.mr == 0 ? " is not depthwise" : " is depthwise"));
@@ -261,6 +294,19 @@ Status conv_filter_pack(const ConvFilterFormat& f, const ConvFilterSource& s,
   const size_t K = s.k(), M = s.m();
   if (f.mr == 0) {
     std::memcpy(dst, w, M * K * 4);
+  } else if (f.transposed) {
+    // Row r of group g's operand is column r of W's rows g * K .. g * K + K - 1.
+    const size_t mg = M / size_t(s.group), mr = f.mr;
+    for (size_t g = 0; g < size_t(s.group); ++g) {
+      const float* wg = w + g * K * mg;
+      for (size_t m0 = 0; m0 < mg; m0 += mr) {
+        const size_t rows = std::min(mr, mg - m0);
+        float* blk = dst + (g * mg + m0) * K;
+        for (size_t k = 0; k < K; ++k) {
+          for (size_t i = 0; i < rows; ++i) blk[k * rows + i] = wg[k * mg + m0 + i];
+        }
+      }
+    }
   } else {
     const size_t mg = M / size_t(s.group), mr = f.mr;
     for (size_t g = 0; g < size_t(s.group); ++g) {
@@ -280,9 +326,10 @@ Status conv_filter_pack(const ConvFilterFormat& f, const ConvFilterSource& s,
 
 std::vector<resolve::AcceptableFormat> conv_filter_acceptable_formats(std::span<const int64_t> dims,
                                                                       int64_t group,
-                                                                      device::IsaLevel level) {
+                                                                      device::IsaLevel level,
+                                                                      bool transposed) {
   std::vector<resolve::AcceptableFormat> out;
-  for (const ConvFilterFormat* f : conv_filter_formats_for(dims, group, level)) {
+  for (const ConvFilterFormat* f : conv_filter_formats_for(dims, group, level, transposed)) {
     resolve::AcceptableFormat a;
     a.name = std::string(f->name);
     a.format_version = std::string(f->version);
@@ -305,6 +352,7 @@ std::vector<resolve::AcceptableFormat> conv_filter_acceptable_formats(std::span<
       ConvFilterSource s;
       s.dims = sd;
       s.group = group;
+      s.transposed = f->transposed;
       if (source.data_type() != onnx::TensorProto::FLOAT || sd.size() < 3 || sd.size() > 5 ||
           count == 0 || sd[0] % group != 0) {
         return invalid_argument("format '" + std::string(f->name) + "' does not fit source " +

@@ -9,7 +9,13 @@
 // - depthwise (f32_conv_dw_avx512 / _avx2, group == M, C/group == 1, 1-D or
 //   2-D): the taps [M][prod(k)] as the depthwise kernel reads them.
 //
-// Both end with the filter's shape (INT64[rank]) so that the decoder rebuilds W.
+// - transposed, `mr` rows (f32_deconv_filter_m14 / _m6): a ConvTranspose filter
+//   W [C, M/group, k...] seen as the GEMM operand the ConvTranspose kernel
+//   multiplies by the input, A_g [Mg * prod(k)][C/group] with
+//   A_g[r][c] = W[g * C/group + c][r] (r runs over output channel and tap), in
+//   the blocked layout above (Mg' = M/group * prod(k) rows, K = C/group).
+//
+// All end with the filter's shape (INT64[rank]) so that the decoder rebuilds W.
 // Packing is deterministic and does not depend on the host.
 #pragma once
 
@@ -31,38 +37,46 @@ struct ConvFilterFormat {
   std::string_view version;
   std::string_view architecture;
   device::IsaLevel isa;
-  uint32_t mr;  // rows per block; 0 = depthwise taps
+  uint32_t mr;              // rows per block; 0 = depthwise taps
+  bool transposed = false;  // a ConvTranspose filter [C, M/group, k...]
 };
 
-// Best first: blocked AVX-512, blocked AVX2, depthwise AVX-512, depthwise AVX2.
+// Best first: blocked AVX-512, blocked AVX2, depthwise AVX-512, depthwise AVX2,
+// transposed AVX-512, transposed AVX2.
 std::span<const ConvFilterFormat* const> conv_filter_formats();
 const ConvFilterFormat* find_conv_filter_format(std::string_view name);
 
 // A filter to pack: its dims and the node's group.
 struct ConvFilterSource {
   std::span<const uint8_t> bytes;  // FLOAT, canonical raw content
-  std::vector<int64_t> dims;       // [M, C/group, k...]
+  std::vector<int64_t> dims;       // Conv [M, C/group, k...]; ConvTranspose [C, M/group, k...]
   int64_t group = 1;
-  size_t m() const { return size_t(dims[0]); }
-  size_t k() const;  // C/group * prod(k)
+  bool transposed = false;  // a ConvTranspose filter
+  // The blocked operand's rows (all groups) and row length: Conv M and
+  // C/group * prod(k); ConvTranspose M * prod(k) and C/group.
+  size_t m() const;
+  size_t k() const;
 };
 
 // Checks type, rank, positive dims, group and byte count.
 Result<ConvFilterSource> conv_filter_source(std::span<const uint8_t> bytes, int32_t type,
-                                            std::span<const int64_t> dims, int64_t group);
+                                            std::span<const int64_t> dims, int64_t group,
+                                            bool transposed = false);
 
-// Whether a depthwise format applies: group == M, C/group == 1, rank <= 4.
+// Whether a depthwise format applies: group == M, C/group == 1, rank <= 4 (Conv only).
 bool conv_filter_is_depthwise(std::span<const int64_t> dims, int64_t group);
 
-// Formats that can pack this filter (blocked or depthwise by its shape), whose
-// kernel runs natively at `level` (all of them at kAvx512), best first.
+// Formats that can pack this filter (blocked, depthwise or transposed by its
+// shape and node), whose kernel runs natively at `level` (all of them at kAvx512), best first.
 std::vector<const ConvFilterFormat*> conv_filter_formats_for(std::span<const int64_t> dims,
-                                                             int64_t group, device::IsaLevel level);
+                                                             int64_t group, device::IsaLevel level,
+                                                             bool transposed = false);
 // What the runtime packs into on a miss: the format whose rows are `mr` (the
 // host kernel's; 0 = depthwise) native at `level` (else the least demanding
 // one of those rows); nullptr when none fits the filter.
 const ConvFilterFormat* conv_filter_format_for_rows(std::span<const int64_t> dims, int64_t group,
-                                                    size_t mr, device::IsaLevel level);
+                                                    size_t mr, device::IsaLevel level,
+                                                    bool transposed = false);
 
 // Dimension parameters: blocked {groups, full_blocks, k, tail_rows, rank},
 // depthwise {channels, taps, rank}.
@@ -78,6 +92,7 @@ Status conv_filter_pack(const ConvFilterFormat& f, const ConvFilterSource& s,
 // entry's dims must fit the source and `group`.
 std::vector<resolve::AcceptableFormat> conv_filter_acceptable_formats(std::span<const int64_t> dims,
                                                                       int64_t group,
-                                                                      device::IsaLevel level);
+                                                                      device::IsaLevel level,
+                                                                      bool transposed = false);
 
 }  // namespace onnx_prepack::pack

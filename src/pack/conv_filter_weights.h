@@ -17,11 +17,13 @@ struct ConvFilterWeight {
   std::vector<int64_t> dims;
   bool graph_input = false;  // also a graph input: a fed value may override it
   int initializers = 0;      // top-level initializers of that name (1 unless duplicated)
+  bool transposed = false;   // a ConvTranspose filter [C, M/group, k...]
 };
 
-// W (input 1) of every default-domain top-level Conv that names a FLOAT
-// initializer of rank 3 to 5 with positive dims and a group dividing its
-// output channels, in node order, one per (name, group).
+// W (input 1) of every default-domain top-level Conv or ConvTranspose that
+// names a FLOAT initializer of rank 3 to 5 with positive dims and a group
+// dividing its first dim (Conv output, ConvTranspose input channels), in node
+// order, one per (name, group, op).
 std::vector<ConvFilterWeight> conv_filter_weights(const format::Model& model);
 
 }  // namespace onnx_prepack::pack

@@ -34,23 +34,23 @@ class PackedConvFilter final : public PreparedConvFilter {
 
 Result<std::shared_ptr<const PreparedConvFilter>> ResolvedWeights::prepare_conv(
     const std::string& source, const Tensor& w, const kernels::ConvGeometry& g, size_t mr,
-    const std::string& consumer) {
-  auto key = std::make_pair(source, g.group);
+    const std::string& consumer, bool transposed) {
+  auto key = std::make_tuple(source, g.group, transposed);
   if (auto it = conv_cache_.find(key); it != conv_cache_.end()) {
     if (it->second->mr() == mr) return it->second;
     return std::shared_ptr<const PreparedConvFilter>();  // another kernel: packed by the caller
   }
   std::span<const uint8_t> bytes(static_cast<const uint8_t*>(w.data), w.nbytes());
   OP_ASSIGN_OR_RETURN(pack::ConvFilterSource src,
-                      pack::conv_filter_source(bytes, w.dtype, w.shape, g.group));
+                      pack::conv_filter_source(bytes, w.dtype, w.shape, g.group, transposed));
   const pack::ConvFilterFormat* native =
-      pack::conv_filter_format_for_rows(w.shape, g.group, mr, level_);
+      pack::conv_filter_format_for_rows(w.shape, g.group, mr, level_, transposed);
   if (native == nullptr) return std::shared_ptr<const PreparedConvFilter>();
   resolve::PackRequest request;
   request.source_name = source;
   // Only the format of the kernel this host runs for the node: a hit in
   // another block height would need another microkernel.
-  for (auto& a : pack::conv_filter_acceptable_formats(w.shape, g.group, level_)) {
+  for (auto& a : pack::conv_filter_acceptable_formats(w.shape, g.group, level_, transposed)) {
     if (a.name == native->name) request.formats.push_back(std::move(a));
   }
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "device/cpu_features.h"
@@ -49,7 +50,7 @@ class ResolvedWeights final : public WeightPreparer {
   // Conv filters the same way (prepared_conv_filters.cc).
   Result<std::shared_ptr<const PreparedConvFilter>> prepare_conv(
       const std::string& source, const Tensor& w, const kernels::ConvGeometry& g, size_t mr,
-      const std::string& consumer) override;
+      const std::string& consumer, bool transposed = false) override;
 
   // MatMulNBits weights (prepared_lineage_weights.cc): no cache-store write-back,
   // the store's keys name one source.
@@ -70,7 +71,8 @@ class ResolvedWeights final : public WeightPreparer {
   base::ThreadPool* pool_;
   std::map<std::pair<std::string, bool>, std::shared_ptr<const PreparedB>> cache_;
   std::map<std::string, LineagePack> lineage_cache_;
-  std::map<std::pair<std::string, int64_t>, std::shared_ptr<const PreparedConvFilter>> conv_cache_;
+  std::map<std::tuple<std::string, int64_t, bool>, std::shared_ptr<const PreparedConvFilter>>
+      conv_cache_;  // (source, group, transposed)
   std::vector<WeightDecision> decisions_;
   std::vector<std::span<const uint8_t>> hit_payloads_;
 };

@@ -75,12 +75,13 @@ class WeightPreparer {
                                                            const Tensor& b, bool transposed,
                                                            const std::string& consumer) = 0;
   // A constant Conv filter `w` of geometry `g` for a kernel reading blocks of
-  // `mr` rows (0: depthwise taps). A null result (the default) lets the
-  // kernel pack it itself.
+  // `mr` rows (0: depthwise taps); `transposed`: a ConvTranspose filter
+  // [C, M/group, k...] as its GEMM operand (pack/conv_filter_format.h). A null
+  // result (the default) lets the kernel pack it itself.
   virtual Result<std::shared_ptr<const PreparedConvFilter>> prepare_conv(
       const std::string& source, const Tensor& w, const kernels::ConvGeometry& g, size_t mr,
-      const std::string& consumer) {
-    (void)source, (void)w, (void)g, (void)mr, (void)consumer;
+      const std::string& consumer, bool transposed = false) {
+    (void)source, (void)w, (void)g, (void)mr, (void)consumer, (void)transposed;
     return std::shared_ptr<const PreparedConvFilter>();
   }
 };

@@ -1,5 +1,6 @@
-// Conv filter formats: every byte described, golden fingerprints, decoders run
-// in ONNX Runtime, and the blocked bytes are those the Conv kernel reads.
+// Conv and ConvTranspose filter formats: every byte described, golden
+// fingerprints, decoders run in ONNX Runtime, and the blocked bytes are those
+// the Conv kernel reads.
 #include "pack/conv_filter_format.h"
 
 #include <gtest/gtest.h>
@@ -43,7 +44,8 @@ struct Shape {
   int64_t group;
 };
 
-// Filters for a format: blocked ones with several groups and tails, depthwise ones.
+// Filters for a format: blocked ones with several groups and tails, depthwise
+// ones. Transposed formats read the same dims as [C, M/group, k...].
 std::vector<Shape> shapes_for(const ConvFilterFormat& f) {
   if (f.mr == 0) return {{{24, 1, 3, 3}, 24}, {{5, 1, 7}, 5}, {{16, 1, 5, 5}, 16}};
   return {{{37, 5, 3, 3}, 1}, {{24, 4, 3, 2}, 3},   {{5, 3, 1, 1}, 1},
@@ -53,7 +55,7 @@ std::vector<Shape> shapes_for(const ConvFilterFormat& f) {
 std::vector<uint8_t> pack_of(const ConvFilterFormat& f, const std::vector<float>& w,
                              const Shape& s) {
   std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(w.data()), w.size() * 4);
-  auto src = conv_filter_source(bytes, onnx::TensorProto::FLOAT, s.dims, s.group);
+  auto src = conv_filter_source(bytes, onnx::TensorProto::FLOAT, s.dims, s.group, f.transposed);
   EXPECT_TRUE(src.ok()) << src.status().message();
   std::vector<uint8_t> out(conv_filter_payload_bytes(f, *src), 0xAB);
   Status st = conv_filter_pack(f, *src, out);
@@ -67,6 +69,10 @@ size_t count(const Shape& s) {
   return n;
 }
 
+const ConvFilterFormat* kOrderTransposedM6() {
+  return find_conv_filter_format("f32_deconv_filter_m6");
+}
+
 class ConvFilterFormatTest : public ::testing::TestWithParam<const ConvFilterFormat*> {};
 
 TEST_P(ConvFilterFormatTest, TypeDescribesEveryByte) {
@@ -77,7 +83,7 @@ TEST_P(ConvFilterFormatTest, TypeDescribesEveryByte) {
   for (const Shape& s : shapes_for(f)) {
     const auto w = floats(count(s), 3);
     std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(w.data()), w.size() * 4);
-    auto src = conv_filter_source(bytes, onnx::TensorProto::FLOAT, s.dims, s.group);
+    auto src = conv_filter_source(bytes, onnx::TensorProto::FLOAT, s.dims, s.group, f.transposed);
     ASSERT_TRUE(src.ok());
     auto bits = types::struct_type_bits(none, t, conv_filter_dims(f, *src));
     ASSERT_TRUE(bits.ok()) << bits.status().message();
@@ -111,6 +117,22 @@ TEST_P(ConvFilterFormatTest, PayloadIsTheKernelLayout) {
     std::vector<float> want(kernels::blocked_filter_floats(g));
     if (f.mr == 0) {
       want = w;
+    } else if (f.transposed) {
+      // The grouped 1x1 convolution whose filter W'[g * Mg' + r][c] = W[g * Cg + c][r].
+      const int64_t cg = s.dims[0] / s.group, mg = int64_t(w.size()) / s.dims[0];
+      std::vector<float> wt(w.size());
+      for (int64_t gi = 0; gi < s.group; ++gi) {
+        for (int64_t r = 0; r < mg; ++r) {
+          for (int64_t c = 0; c < cg; ++c)
+            wt[size_t((gi * mg + r) * cg + c)] = w[size_t((gi * cg + c) * mg + r)];
+        }
+      }
+      kernels::ConvGeometry g1;
+      g1.m = mg * s.group;
+      g1.c = s.dims[0];
+      g1.group = s.group;
+      want.assign(kernels::blocked_filter_floats(g1), 0.0f);
+      kernels::pack_blocked_filter(wt.data(), g1, f.mr, want.data());
     } else {
       kernels::pack_blocked_filter(w.data(), g, f.mr, want.data());
     }
@@ -120,7 +142,7 @@ TEST_P(ConvFilterFormatTest, PayloadIsTheKernelLayout) {
 }
 
 // Golden fingerprints (SPEC 6): FNV-1a 64 of packing a fixed 37 x 5 x 3 x 3
-// (blocked, group 1) or 24 x 1 x 3 x 3 (depthwise) filter. A change here
+// (blocked and transposed, group 1) or 24 x 1 x 3 x 3 (depthwise) filter. A change here
 // changes packed bytes: bump format_version before updating the value.
 TEST_P(ConvFilterFormatTest, GoldenFingerprint) {
   static const std::map<std::string, uint64_t> kGolden = {
@@ -128,6 +150,8 @@ TEST_P(ConvFilterFormatTest, GoldenFingerprint) {
       {"f32_conv_filter_m6", 0x779ec5a292d2e58eull},
       {"f32_conv_dw_avx512", 0x1930fe80d8d7424eull},
       {"f32_conv_dw_avx2", 0x1930fe80d8d7424eull},
+      {"f32_deconv_filter_m14", 0xa443afc62e1a3832ull},
+      {"f32_deconv_filter_m6", 0x50c92e99e6840fdaull},
   };
   const ConvFilterFormat& f = *GetParam();
   const Shape s = shapes_for(f)[0];
@@ -150,7 +174,7 @@ TEST_P(ConvFilterFormatTest, DecoderRunsInOnnxRuntime) {
     const auto w = floats(count(s), 9);
     const auto packed = pack_of(f, w, s);
     std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(w.data()), w.size() * 4);
-    auto src = conv_filter_source(bytes, onnx::TensorProto::FLOAT, s.dims, s.group);
+    auto src = conv_filter_source(bytes, onnx::TensorProto::FLOAT, s.dims, s.group, f.transposed);
     const onnx::StructTypeProto t = conv_filter_struct_type(f);
     types::Catalogue none;
     auto leaves = types::read_leaves(none, t, conv_filter_dims(f, *src), packed);
@@ -182,8 +206,24 @@ TEST(ConvFilterFormats, ChosenByShapeAndHost) {
   EXPECT_EQ(conv_filter_format_for_rows(blocked, 1, 0, device::IsaLevel::kAvx512), nullptr);
   // A [32, 1, 3, 3] filter with group 2 is a blocked grouped filter, not depthwise.
   EXPECT_NE(conv_filter_formats_for(dw, 2, device::IsaLevel::kAvx512).front()->mr, 0u);
+  // ConvTranspose filters [C, M/group, k...] get the transposed formats only.
+  const std::vector<int64_t> deconv{32, 16, 2, 2};
+  EXPECT_EQ(conv_filter_formats_for(deconv, 1, device::IsaLevel::kAvx512, true).size(), 2u);
+  EXPECT_EQ(conv_filter_formats_for(deconv, 1, device::IsaLevel::kAvx512, true).front()->name,
+            "f32_deconv_filter_m14");
+  EXPECT_EQ(conv_filter_format_for_rows(deconv, 1, 6, device::IsaLevel::kAvx2, true)->name,
+            "f32_deconv_filter_m6");
+  // Depthwise-shaped ConvTranspose filters use the transposed blocked layout too.
+  EXPECT_EQ(conv_filter_formats_for(dw, 32, device::IsaLevel::kAvx512, true).front()->name,
+            "f32_deconv_filter_m14");
   std::vector<float> w(10);
   std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(w.data()), 40);
+  // A Conv filter source is not a ConvTranspose pack's and vice versa.
+  auto conv_src =
+      conv_filter_source(bytes, onnx::TensorProto::FLOAT, std::vector<int64_t>{10, 1, 1}, 1);
+  ASSERT_TRUE(conv_src.ok());
+  std::vector<uint8_t> out(conv_filter_payload_bytes(*kOrderTransposedM6(), *conv_src));
+  EXPECT_FALSE(conv_filter_pack(*kOrderTransposedM6(), *conv_src, out).ok());
   EXPECT_FALSE(
       conv_filter_source(bytes, onnx::TensorProto::FLOAT, std::vector<int64_t>{10, 1, 1}, 3).ok());
   EXPECT_FALSE(

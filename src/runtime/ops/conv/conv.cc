@@ -26,27 +26,6 @@ struct AlignedFloats {
   }
 };
 
-kernels::ConvScratch scratch_of(Workspace* ws) {
-  kernels::ConvScratch s;
-  s.ctx = ws;
-  s.get = [](void* ctx, size_t worker, size_t floats) -> float* {
-    auto* w = static_cast<Workspace*>(ctx);
-    float* p = w ? static_cast<float*>(w->get(worker, floats * sizeof(float))) : nullptr;
-    if (p == nullptr) {
-      // No workspace (or it could not grow): a per-thread buffer.
-      thread_local std::unique_ptr<float[]> own;
-      thread_local size_t own_size = 0;
-      if (own_size < floats) {
-        own.reset(new float[floats]);
-        own_size = floats;
-      }
-      p = own.get();
-    }
-    return p;
-  };
-  return s;
-}
-
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(ConvGeometry g, std::shared_ptr<const PreparedConvFilter> filter, bool has_bias)
@@ -89,7 +68,7 @@ class ConvKernel final : public Kernel {
       kernels::pack_blocked_filter(w, g_, uk_->mr, per_run.get());
       packed = per_run.get();
     }
-    const kernels::ConvScratch s = scratch_of(io.workspace);
+    const kernels::ConvScratch s = conv_scratch(io.workspace);
     if (dw_) {
       kernels::conv_depthwise(g_, row_, x, packed, bias, y, io.pool, s);
     } else if (indirect_ != nullptr) {

@@ -1,6 +1,10 @@
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <span>
+#include <vector>
 
+#include "pack/conv_filter_format.h"
 #include "runtime/ops/conv/conv_ops.h"
 
 namespace onnx_prepack::runtime {
@@ -47,6 +51,65 @@ Result<std::shared_ptr<const PreparedConvFilter>> prepare_conv_filter(
   } else {
     kernels::pack_blocked_filter(src, g, mr, f->mutable_data());
   }
+  return std::shared_ptr<const PreparedConvFilter>(std::move(f));
+}
+
+kernels::ConvScratch conv_scratch(Workspace* ws) {
+  kernels::ConvScratch s;
+  s.ctx = ws;
+  s.get = [](void* ctx, size_t worker, size_t floats) -> float* {
+    auto* w = static_cast<Workspace*>(ctx);
+    float* p = w ? static_cast<float*>(w->get(worker, floats * sizeof(float))) : nullptr;
+    if (p == nullptr) {
+      // No workspace (or it could not grow): a per-thread buffer.
+      thread_local std::unique_ptr<float[]> own;
+      thread_local size_t own_size = 0;
+      if (own_size < floats) {
+        own.reset(new float[floats]);
+        own_size = floats;
+      }
+      p = own.get();
+    }
+    return p;
+  };
+  return s;
+}
+
+Status pack_conv_transpose_filter(const float* w, const std::vector<int64_t>& dims,
+                                  const kernels::ConvGeometry& gemm, float* dst) {
+  const size_t mr = kernels::conv_gemm_kernel(device::host_isa_level())->mr;
+  const pack::ConvFilterFormat* f =
+      pack::conv_filter_format_for_rows(dims, gemm.group, mr, device::host_isa_level(), true);
+  if (f == nullptr)
+    return internal_error("no transposed filter format has " + std::to_string(mr) + " rows");
+  const size_t floats = kernels::blocked_filter_floats(gemm);
+  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(w), floats * sizeof(float));
+  OP_ASSIGN_OR_RETURN(
+      pack::ConvFilterSource src,
+      pack::conv_filter_source(bytes, onnx::TensorProto::FLOAT, dims, gemm.group, true));
+  // The format ends with the filter's shape: pack into a buffer with room for it.
+  std::vector<float> whole(size_t((pack::conv_filter_payload_bytes(*f, src) + 3) / 4));
+  std::span<uint8_t> out(reinterpret_cast<uint8_t*>(whole.data()),
+                         size_t(pack::conv_filter_payload_bytes(*f, src)));
+  OP_RETURN_IF_ERROR(pack::conv_filter_pack(*f, src, out));
+  std::memcpy(dst, whole.data(), floats * sizeof(float));
+  return ok_status();
+}
+
+Result<std::shared_ptr<const PreparedConvFilter>> prepare_conv_transpose_filter(
+    BuildContext& ctx, const kernels::ConvGeometry& gemm) {
+  const ValueDesc& w = ctx.input(1);
+  const size_t mr = kernels::conv_gemm_kernel(device::host_isa_level())->mr;
+  if (ctx.weights() != nullptr && w.is_initializer) {
+    auto r = ctx.weights()->prepare_conv(w.name, *w.value, gemm, mr, ctx.node().name(), true);
+    if (!r.ok()) return r.status().with_context(ctx.where());
+    if (*r != nullptr) return r;
+  }
+  auto f = std::make_shared<OwnedFilter>(kernels::blocked_filter_floats(gemm), mr);
+  if (f->data() == nullptr) return resource_exhausted(ctx.where() + ": cannot allocate the filter");
+  Status st = pack_conv_transpose_filter(static_cast<const float*>(w.value->data), w.shape, gemm,
+                                         f->mutable_data());
+  if (!st.ok()) return st.with_context(ctx.where());
   return std::shared_ptr<const PreparedConvFilter>(std::move(f));
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "kernels/f32_conv/f32_conv.h"
 #include "runtime/kernel.h"
@@ -31,5 +32,20 @@ Result<std::shared_ptr<const PreparedConvFilter>> prepare_conv_filter(
 
 // The blocked rows this host's kernel reads for `g` (0 for depthwise).
 size_t conv_filter_rows(const kernels::ConvGeometry& g);
+
+// A ConvTranspose filter (input 1, a known value [C, M/group, k...]) as the
+// blocked operand of the grouped 1x1 convolution `gemm` that computes its
+// columns (pack/conv_filter_format.h, transposed formats): through the
+// WeightPreparer for an initializer, else packed here.
+Result<std::shared_ptr<const PreparedConvFilter>> prepare_conv_transpose_filter(
+    BuildContext& ctx, const kernels::ConvGeometry& gemm);
+// Packs a ConvTranspose filter `w` of `dims` for `gemm` into `dst`
+// (kernels::blocked_filter_floats(gemm) floats).
+Status pack_conv_transpose_filter(const float* w, const std::vector<int64_t>& dims,
+                                  const kernels::ConvGeometry& gemm, float* dst);
+
+// The kernels' per-worker scratch from the session's workspace (a thread-local
+// buffer when there is none).
+kernels::ConvScratch conv_scratch(Workspace* ws);
 
 }  // namespace onnx_prepack::runtime

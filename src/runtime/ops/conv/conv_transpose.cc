@@ -1,7 +1,9 @@
 // ConvTranspose (opsets 1-22): 1-D to 3-D, groups, dilations, strides, pads,
 // output_padding, output_shape and auto_pad. Per image and group, the columns
-// col[Mg * taps, in pixels] = W_g^T X_g come from the f32 GEMM (runtime
-// gemm_f32) and are scattered into the output (col2im) after the bias.
+// col[Mg * taps, in pixels] = W_g^T X_g are a grouped 1x1 convolution by the
+// transposed filter, packed once (a persisted pack when compiled:
+// pack/conv_filter_format.h, f32_deconv_filter_*), and are scattered into the
+// output (col2im) after the bias.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -9,7 +11,6 @@
 #include "runtime/ops/conv/conv_ops.h"
 #include "runtime/ops/conv/spatial.h"
 #include "runtime/ops/dispatch.h"
-#include "runtime/ops/gemm.h"
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -54,6 +55,57 @@ void col2im_add(const ConvGeometry& g, const float* col, float* y, base::ThreadP
     for (int64_t k = m0 * taps; k < m1 * taps; ++k) col2im_tap(g, col, y, k);
   });
 }
+
+// Per image: the columns col[M * taps, in pixels] (all groups) from the blocked
+// conv kernel on the packed transposed filter, then col2im after the bias.
+class ConvTransposeKernel final : public Kernel {
+ public:
+  ConvTransposeKernel(ConvGeometry g, ConvGeometry gemm, Shape w_dims,
+                      std::shared_ptr<const PreparedConvFilter> filter, bool has_bias)
+      : g_(g),
+        gemm_(gemm),
+        w_dims_(std::move(w_dims)),
+        filter_(std::move(filter)),
+        has_bias_(has_bias),
+        uk_(kernels::conv_gemm_kernel(device::host_isa_level())) {}
+
+  void run(const KernelIO& io) const override {
+    const float* xp = static_cast<const float*>(io.in[0]);
+    const float* bias = has_bias_ ? static_cast<const float*>(io.in[2]) : nullptr;
+    float* y = static_cast<float*>(io.out[0]);
+    const int64_t Y = g_.out_pixels(), P = g_.in_pixels(), kout = g_.mg() * g_.taps();
+    for (int64_t i = 0; i < g_.n * g_.m; ++i) {
+      std::fill(y + i * Y, y + (i + 1) * Y, bias ? bias[i % g_.m] : 0.0f);
+    }
+    if (g_.cg() == 0 || P == 0 || kout == 0) return;
+    const float* packed = filter_ ? filter_->data() : nullptr;
+    std::vector<float> per_run;
+    if (packed == nullptr) {  // a filter fed at run time
+      per_run.resize(kernels::blocked_filter_floats(gemm_));
+      if (!pack_conv_transpose_filter(static_cast<const float*>(io.in[1]), w_dims_, gemm_,
+                                      per_run.data())
+               .ok())
+        return;  // unreachable: the dims were checked when the kernel was built
+      packed = per_run.data();
+    }
+    std::vector<float> col(size_t(gemm_.m * P));
+    const kernels::ConvScratch scratch = conv_scratch(io.workspace);
+    for (int64_t ni = 0; ni < g_.n; ++ni) {
+      kernels::conv_blocked(gemm_, *uk_, xp + ni * g_.c * P, packed, nullptr, col.data(), io.pool,
+                            scratch);
+      for (int64_t gi = 0; gi < g_.group; ++gi) {
+        col2im_add(g_, col.data() + gi * kout * P, y + (ni * g_.m + gi * g_.mg()) * Y, io.pool);
+      }
+    }
+  }
+
+ private:
+  ConvGeometry g_, gemm_;
+  Shape w_dims_;
+  std::shared_ptr<const PreparedConvFilter> filter_;
+  bool has_bias_;
+  const kernels::F32GemmKernel* uk_;
+};
 
 Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
@@ -148,31 +200,22 @@ Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
   if (shape_numel(out) > (int64_t(1) << 40)) return ctx.error("output is too large");
   ctx.set_output(0, kFloat, out);
   const ConvGeometry g = to_geometry(win, x->shape[0], c, m, group);
-  return std::unique_ptr<Kernel>(new FnKernel([g, has_bias](const KernelIO& io) {
-    const float* xp = static_cast<const float*>(io.in[0]);
-    const float* wp = static_cast<const float*>(io.in[1]);
-    const float* bias = has_bias ? static_cast<const float*>(io.in[2]) : nullptr;
-    float* y = static_cast<float*>(io.out[0]);
-    const int64_t Y = g.out_pixels(), P = g.in_pixels(), kout = g.mg() * g.taps();
-    for (int64_t i = 0; i < g.n * g.m; ++i) {
-      std::fill(y + i * Y, y + (i + 1) * Y, bias ? bias[i % g.m] : 0.0f);
-    }
-    if (g.cg() == 0 || P == 0 || kout == 0) return;
-    std::vector<float> wt(size_t(kout * g.cg())), col(size_t(kout * P));
-    for (int64_t gi = 0; gi < g.group; ++gi) {
-      const float* wg = wp + gi * g.cg() * kout;
-      for (int64_t ci = 0; ci < g.cg(); ++ci) {
-        for (int64_t k = 0; k < kout; ++k) wt[size_t(k * g.cg() + ci)] = wg[ci * kout + k];
-      }
-      for (int64_t ni = 0; ni < g.n; ++ni) {
-        const float* xg = xp + (ni * g.c + gi * g.cg()) * P;
-        gemm_f32(size_t(kout), size_t(P), size_t(g.cg()), wt.data(), size_t(g.cg()), xg,
-                 kernels::PackSourceLayout::kKN, col.data(), size_t(P), false, io.workspace, 0,
-                 io.pool);
-        col2im_add(g, col.data(), y + (ni * g.m + gi * g.mg()) * Y, io.pool);
-      }
-    }
-  }));
+  // The columns are a grouped 1x1 convolution of the input planes by the
+  // transposed filter: rows Mg * taps per group, one "pixel" per input pixel.
+  ConvGeometry gemm;
+  gemm.n = 1;
+  gemm.c = c;
+  gemm.m = g.mg() * g.taps() * group;
+  gemm.group = group;
+  gemm.in[2] = gemm.out[2] = g.in_pixels();
+  std::shared_ptr<const PreparedConvFilter> filter;
+  bool positive = true;
+  for (int64_t d : w->shape) positive = positive && d > 0;
+  if (ctx.input_value(1) != nullptr && positive && g.in_pixels() > 0) {
+    OP_ASSIGN_OR_RETURN(filter, prepare_conv_transpose_filter(ctx, gemm));
+  }
+  return std::unique_ptr<Kernel>(
+      new ConvTransposeKernel(g, gemm, w->shape, std::move(filter), has_bias));
 }
 
 }  // namespace
