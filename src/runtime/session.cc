@@ -493,7 +493,9 @@ Status Session::fold(Kernel& kernel, const std::vector<int>& in_ids,
                                                              "folded output '" + v.name + "'"));
     op_ptrs.push_back(v.constant->mutable_data());
   }
-  kernel.run(KernelIO{ip, op_ptrs, options_.pool, &workspace_});
+  Status failure;
+  kernel.run(KernelIO{ip, op_ptrs, options_.pool, &workspace_, &failure});
+  OP_RETURN_IF_ERROR(failure);
   ++stats_.folded;
   return ok_status();
 }
@@ -611,14 +613,17 @@ Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>
     if (it->second.nbytes()) std::memcpy(v.ptr, it->second.data, it->second.nbytes());
     if (v.desc.dtype == kBool) canonicalize_bools(v.ptr, it->second.nbytes());
   }
+  Status failure;
   if (profile_ == nullptr) {
     for (const Step& st : steps_) {
-      st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_});
+      st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_, &failure});
+      OP_RETURN_IF_ERROR(failure);
     }
   } else {
     for (const Step& st : steps_) {
       const auto t0 = std::chrono::steady_clock::now();
-      st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_});
+      st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_, &failure});
+      OP_RETURN_IF_ERROR(failure);
       OpProfile& p = (*profile_)[st.label ? st.label : graph_->node(st.node).op_type()];
       p.ms +=
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -656,8 +661,10 @@ Status Session::run_bound(std::span<const void* const> inputs, std::span<void* c
     if (v.ptr != inputs[i]) std::memcpy(v.ptr, inputs[i], bytes);
     if (v.desc.dtype == kBool) canonicalize_bools(v.ptr, bytes);  // arena memory, ours
   }
+  Status failure;
   for (const Step& st : steps_) {
-    st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_});
+    st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_, &failure});
+    OP_RETURN_IF_ERROR(failure);
   }
   for (size_t i = 0; i < output_values_.size() && i < outputs.size(); ++i) {
     const Value& v = values_[size_t(output_values_[i])];

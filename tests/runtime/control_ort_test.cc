@@ -100,14 +100,6 @@ std::string compare(const HostTensor& got, const HostTensor& want) {
   return "";
 }
 
-// Whole models in FLOAT16 need FLOAT16 in operators outside the control
-// family (MatMul, Softmax, ...): until every one has it, such a case that the
-// runtime refuses is reported, not failed.
-bool may_be_pending(const std::string& name) {
-  return (name.rfind("kws_", 0) == 0 || name.rfind("vad_", 0) == 0) &&
-         name.find("_float16") != std::string::npos;
-}
-
 TEST(ControlOrt, ModelsAgreeWithOrtThroughLibraryAndCli) {
   if (!tools_available()) GTEST_SKIP() << "node, onnxruntime-node or python3-onnx not available";
   testing::TempDir dir;
@@ -132,10 +124,6 @@ TEST(ControlOrt, ModelsAgreeWithOrtThroughLibraryAndCli) {
     ASSERT_TRUE(loaded.ok()) << loaded.status().message();
     std::shared_ptr<const format::Model> model(std::move(*loaded));
     auto session = Session::create(model, SessionOptions{});
-    if (!session.ok() && may_be_pending(c.name)) {
-      std::cout << "[control ort] pending " << c.name << ": " << session.status().message() << "\n";
-      continue;
-    }
     ASSERT_TRUE(session.ok()) << session.status().message();
     std::vector<HostTensor> keep;
     std::map<std::string, Tensor> inputs;
@@ -155,10 +143,6 @@ TEST(ControlOrt, ModelsAgreeWithOrtThroughLibraryAndCli) {
       planned = (*session)->plan(feeds);
     }
     Status st = testing::plan_status(planned);
-    if (!st.ok() && may_be_pending(c.name)) {
-      std::cout << "[control ort] pending " << c.name << ": " << st.message() << "\n";
-      continue;
-    }
     ASSERT_TRUE(st.ok()) << st.message();
     auto outs = (*session)->run(inputs);
     ASSERT_TRUE(outs.ok()) << outs.status().message();

@@ -97,6 +97,37 @@ TEST(ControlFlow, IfBranchesOfDifferentShapesNeedTheCondition) {
   }
 }
 
+// Silero VAD's pattern: a branch the fed shapes cannot plan (here Reshape of
+// 2 values to 3) runs the other branch; taking it fails the run, naming it.
+TEST(ControlFlow, IfBranchThatCannotBePlannedFailsOnlyWhenTaken) {
+  onnx::GraphProto g = if_graph("Identity");
+  onnx::GraphProto else_g;
+  else_g.set_name("else");
+  onnx::TensorProto shape;
+  shape.set_name("three");
+  shape.set_data_type(kInt64);
+  shape.add_dims(1);
+  shape.add_int64_data(3);
+  *else_g.add_initializer() = shape;
+  *else_g.add_node() = node("Reshape", {"x", "three"}, {"e"});
+  *else_g.add_output() = value("e", kFloat, {3});
+  *g.mutable_node(0)->mutable_attribute(1)->mutable_g() = else_g;
+  auto s = Session::create(model_of(g), SessionOptions{});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  Status st = testing::plan_status((*s)->plan({{"c", {kBool, {}}}, {"x", {kFloat, {2}}}}));
+  ASSERT_TRUE(st.ok()) << st.message();  // planned without the condition's value
+  float x[2] = {1.5f, -2.0f};
+  uint8_t yes = 1, no = 0;
+  Tensor xt{kFloat, {2}, x};
+  auto out = (*s)->run({{"c", Tensor{kBool, {}, &yes}}, {"x", xt}});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ((*out)[0].as<float>()[1], -2.0f);
+  out = (*s)->run({{"c", Tensor{kBool, {}, &no}}, {"x", xt}});
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("else_branch"), std::string::npos)
+      << out.status().message();
+}
+
 TEST(ControlFlow, LoopScanOutputNeedsTheTripCount) {
   onnx::GraphProto body, g;
   body.set_name("body");

@@ -1,6 +1,7 @@
 // If: runs then_branch or else_branch. A condition known at plan time plans
 // only its branch; otherwise both are planned and must give the same output
-// types and shapes (else the condition's value is needed to plan).
+// types and shapes (else the condition's value is needed to plan). A branch
+// that cannot be planned for the fed shapes fails the run only if taken.
 #include <cstring>
 
 #include "runtime/ops/control/control_ops.h"
@@ -53,12 +54,38 @@ Result<std::unique_ptr<Kernel>> build_if(BuildContext& ctx) {
     if (all_known) return std::unique_ptr<Kernel>();
     std::shared_ptr<Subgraph> g(std::move(branch));
     return std::unique_ptr<Kernel>(new FnKernel([g, declared](const KernelIO& io) {
-      (void)g->run({}, io.in.subspan(size_t(declared)), io.out);
+      report_failure(io, g->run({}, io.in.subspan(size_t(declared)), io.out));
     }));
   }
 
-  OP_ASSIGN_OR_RETURN(std::unique_ptr<Subgraph> then_b, Subgraph::plan(ctx, *then_g, {}));
-  OP_ASSIGN_OR_RETURN(std::unique_ptr<Subgraph> else_b, Subgraph::plan(ctx, *else_g, {}));
+  auto then_r = Subgraph::plan(ctx, *then_g, {});
+  auto else_r = Subgraph::plan(ctx, *else_g, {});
+  if (!then_r.ok() && !else_r.ok()) return then_r.status();
+  // A branch that needs a fed value to plan: the session pins the feeds and plans again.
+  if (ctx.needed_unknown_value()) return (then_r.ok() ? else_r : then_r).status();
+  if (!then_r.ok() || !else_r.ok()) {
+    // A branch that cannot be planned for these shapes may be one the
+    // condition never takes (Silero VAD's 8 kHz branch on 16 kHz-sized input):
+    // plan the other, and fail the run only if the condition picks this one.
+    const bool then_ok = then_r.ok();
+    std::shared_ptr<Subgraph> ok_b(std::move(then_ok ? *then_r : *else_r));
+    OP_RETURN_IF_ERROR(check_branch_outputs(ctx, *ok_b, then_ok ? "then_branch" : "else_branch"));
+    for (int i = 0; i < ctx.output_count(); ++i) {
+      const auto& o = ok_b->outputs()[size_t(i)];
+      ctx.set_output(i, o.dtype, o.shape);
+    }
+    const Status why = (then_ok ? else_r : then_r)
+                           .status()
+                           .with_context(ctx.where() + ": the condition chose " +
+                                         (then_ok ? "else_branch" : "then_branch") +
+                                         ", which cannot run with these input shapes");
+    return std::unique_ptr<Kernel>(new FnKernel([ok_b, then_ok, why, declared](const KernelIO& io) {
+      const bool c = *static_cast<const uint8_t*>(io.in[0]) != 0;
+      if (c != then_ok) return report_failure(io, why);
+      report_failure(io, ok_b->run({}, io.in.subspan(size_t(declared)), io.out));
+    }));
+  }
+  std::unique_ptr<Subgraph> then_b = std::move(*then_r), else_b = std::move(*else_r);
   OP_RETURN_IF_ERROR(check_branch_outputs(ctx, *then_b, "then_branch"));
   OP_RETURN_IF_ERROR(check_branch_outputs(ctx, *else_b, "else_branch"));
   for (int i = 0; i < ctx.output_count(); ++i) {
@@ -75,7 +102,7 @@ Result<std::unique_ptr<Kernel>> build_if(BuildContext& ctx) {
   std::shared_ptr<Subgraph> tg(std::move(then_b)), eg(std::move(else_b));
   return std::unique_ptr<Kernel>(new FnKernel([tg, eg, declared](const KernelIO& io) {
     bool c = *static_cast<const uint8_t*>(io.in[0]) != 0;
-    (void)(c ? tg : eg)->run({}, io.in.subspan(size_t(declared)), io.out);
+    report_failure(io, (c ? tg : eg)->run({}, io.in.subspan(size_t(declared)), io.out));
   }));
 }
 

@@ -303,7 +303,7 @@ Result<std::unique_ptr<Kernel>> build_loop(BuildContext& ctx) {
         outs[size_t(1 + ls.carried + k)] =
             base ? static_cast<uint8_t*>(base) + size_t(it) * slice_bytes[size_t(k)] : nullptr;
       }
-      (void)g->run(formal, outer, outs);
+      report_failure(io, g->run(formal, outer, outs));
       ++it;
     }
   }));

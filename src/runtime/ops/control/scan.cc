@@ -155,7 +155,7 @@ Result<std::unique_ptr<Kernel>> build_scan(BuildContext& ctx) {
         formal[size_t(n + j)] = slice;
       }
       for (int j = 0; j < k; ++j) outs[size_t(n + j)] = scratch[size_t(n + m + j)].data();
-      (void)g->run(formal, outer, outs);
+      report_failure(io, g->run(formal, outer, outs));
       for (int j = 0; j < k; ++j) {
         if (io.out[size_t(n + j)] == nullptr) continue;
         int64_t step = out_dirs[size_t(j)] ? len - 1 - t : t;
