@@ -1,6 +1,7 @@
 // MaxPool (with Indices, storage_order, ceil_mode, dilations), AveragePool
 // (count_include_pad, ceil_mode, dilations), LpPool and the Global* pools.
 // 1-D to 3-D; work split over (image, channel) planes.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -59,9 +60,75 @@ int64_t for_window(const kernels::ConvGeometry& g, int64_t od, int64_t oh, int64
   return padded;
 }
 
+// 1-D/2-D windows without dilation: the window's clipped ranges come from two
+// subtractions instead of a per-tap test, the taps are visited in the same
+// order as for_window, so the results are the same bits.
+bool plain_2d(const kernels::ConvGeometry& g) {
+  return g.in[0] == 1 && g.kernel[0] == 1 && g.dilation[1] == 1 && g.dilation[2] == 1;
+}
+
+template <typename T>
+void max_pool_2d(const kernels::ConvGeometry& g, const T* x, T* y, base::ThreadPool* pool) {
+  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
+  for_each_task(pool, size_t(g.n * g.c), [&](size_t task, size_t) {
+    const T* xp = x + int64_t(task) * H * W;
+    T* yp = y + int64_t(task) * OH * OW;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const int64_t h0 = oh * g.stride[1] - g.pad_begin[1];
+      const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h0 + g.kernel[1], H);
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const int64_t w0 = ow * g.stride[2] - g.pad_begin[2];
+        const int64_t ws = std::max<int64_t>(w0, 0), we = std::min(w0 + g.kernel[2], W);
+        T best = std::numeric_limits<T>::lowest();
+        if constexpr (std::numeric_limits<T>::has_infinity) {
+          best = -std::numeric_limits<T>::infinity();
+        }
+        bool first = true;  // the first tap is taken even when NaN, like max_pool
+        for (int64_t h = hs; h < he; ++h) {
+          const T* row = xp + h * W;
+          for (int64_t w = ws; w < we; ++w) {
+            if (first || row[w] > best) best = row[w];
+            first = false;
+          }
+        }
+        yp[oh * OW + ow] = best;
+      }
+    }
+  });
+}
+
+template <typename T>
+void avg_pool_2d(const PoolPlan& pl, const T* x, T* y, base::ThreadPool* pool) {
+  const auto& g = pl.g;
+  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
+  for_each_task(pool, size_t(g.n * g.c), [&](size_t task, size_t) {
+    const T* xp = x + int64_t(task) * H * W;
+    T* yp = y + int64_t(task) * OH * OW;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const int64_t h0 = oh * g.stride[1] - g.pad_begin[1];
+      const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h0 + g.kernel[1], H);
+      const int64_t ph = std::clamp<int64_t>(H + g.pad_end[1] - h0, 0, g.kernel[1]);
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const int64_t w0 = ow * g.stride[2] - g.pad_begin[2];
+        const int64_t ws = std::max<int64_t>(w0, 0), we = std::min(w0 + g.kernel[2], W);
+        const int64_t pw = std::clamp<int64_t>(W + g.pad_end[2] - w0, 0, g.kernel[2]);
+        double sum = 0;
+        for (int64_t h = hs; h < he; ++h) {
+          const T* row = xp + h * W;
+          for (int64_t w = ws; w < we; ++w) sum += double(row[w]);
+        }
+        const int64_t valid = std::max<int64_t>(he - hs, 0) * std::max<int64_t>(we - ws, 0);
+        const int64_t div = pl.include_pad ? ph * pw : valid;
+        yp[oh * OW + ow] = T(div > 0 ? sum / double(div) : 0.0);
+      }
+    }
+  });
+}
+
 template <typename T>
 void max_pool(const PoolPlan& pl, const T* x, T* y, int64_t* idx, base::ThreadPool* pool) {
   const auto& g = pl.g;
+  if (idx == nullptr && plain_2d(g)) return max_pool_2d(g, x, y, pool);
   const int64_t in_plane = g.in_pixels(), out_plane = g.out_pixels();
   for_each_task(pool, size_t(g.n * g.c), [&](size_t task, size_t) {
     const T* xp = x + int64_t(task) * in_plane;
@@ -96,6 +163,7 @@ void max_pool(const PoolPlan& pl, const T* x, T* y, int64_t* idx, base::ThreadPo
 template <typename T>
 void avg_lp_pool(const PoolPlan& pl, PoolKind kind, const T* x, T* y, base::ThreadPool* pool) {
   const auto& g = pl.g;
+  if (kind == PoolKind::kAverage && plain_2d(g)) return avg_pool_2d(pl, x, y, pool);
   const int64_t in_plane = g.in_pixels(), out_plane = g.out_pixels();
   const double p = double(pl.p);
   for_each_task(pool, size_t(g.n * g.c), [&](size_t task, size_t) {
