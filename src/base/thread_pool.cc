@@ -60,8 +60,8 @@ void ThreadPool::parallel_for(size_t tasks, const std::function<void(size_t, siz
   busy_ = true;
   job_ = &fn;
   tasks_ = tasks;
-  next_ = 0;
-  pending_ = tasks;
+  next_.store(0, std::memory_order_relaxed);
+  pending_.store(tasks, std::memory_order_release);
   generation_.fetch_add(1, std::memory_order_release);
   const bool sleeping = sleepers_ > 0;
   lock.unlock();
@@ -69,21 +69,17 @@ void ThreadPool::parallel_for(size_t tasks, const std::function<void(size_t, siz
 
   // The caller works too, as worker 0.
   for (;;) {
-    lock.lock();
-    if (next_ >= tasks_) break;
-    size_t t = next_++;
-    lock.unlock();
+    const size_t t = next_.fetch_add(1, std::memory_order_acq_rel);
+    if (t >= tasks) break;
     fn(t, 0);
-    lock.lock();
-    --pending_;
-    lock.unlock();
+    pending_.fetch_sub(1, std::memory_order_acq_rel);
   }
-  if (pending_ != 0) {
-    lock.unlock();
-    spin_until([this] { return pending_.load(std::memory_order_acquire) == 0; });
-    lock.lock();
-  }
-  done_.wait(lock, [this] { return pending_ == 0; });
+  spin_until([this] { return pending_.load(std::memory_order_acquire) == 0; });
+  lock.lock();
+  // Workers still inside the job only claim past the end; wait for them to
+  // leave so that none can claim a task of the next job for this one's fn.
+  done_.wait(lock,
+             [this] { return pending_.load(std::memory_order_acquire) == 0 && active_ == 0; });
   job_ = nullptr;
   busy_ = false;
 }
@@ -103,14 +99,19 @@ void ThreadPool::worker_loop(size_t index) {
     if (stop_) return;
     seen = generation_;
     if (job_ == nullptr) continue;  // that job is already over
-    while (job_ != nullptr && next_ < tasks_) {
-      size_t t = next_++;
-      auto* job = job_;
-      lock.unlock();
+    const auto* job = job_;
+    const size_t tasks = tasks_;
+    ++active_;
+    lock.unlock();
+    for (;;) {
+      const size_t t = next_.fetch_add(1, std::memory_order_acq_rel);
+      if (t >= tasks) break;
       (*job)(t, index);
-      lock.lock();
-      if (--pending_ == 0) done_.notify_all();
+      pending_.fetch_sub(1, std::memory_order_acq_rel);
     }
+    lock.lock();
+    --active_;
+    done_.notify_all();
   }
 }
 

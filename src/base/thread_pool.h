@@ -38,11 +38,14 @@ class ThreadPool {
   std::condition_variable done_;
   const std::function<void(size_t, size_t)>* job_ = nullptr;
   size_t tasks_ = 0;
-  size_t next_ = 0;
-  // Written under mutex_; also read without it by threads spinning before they sleep.
+  // Tasks are claimed and retired with atomics, not under mutex_: with two
+  // threads on tiny tasks (a BatchNormalization plane of a few hundred floats)
+  // a lock per task made the mutex a futex ping-pong, 2 threads 10x slower than 1.
+  std::atomic<size_t> next_{0};
   std::atomic<size_t> pending_{0};
   std::atomic<size_t> generation_{0};
   std::atomic<bool> stop_{false};
+  size_t active_ = 0;    // workers inside the current job (under mutex_)
   size_t sleepers_ = 0;  // workers blocked on wake_
   bool busy_ = false;
 };
