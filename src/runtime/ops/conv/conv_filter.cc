@@ -75,6 +75,11 @@ kernels::ConvScratch conv_scratch(Workspace* ws) {
   return s;
 }
 
+size_t conv_transpose_pack_floats(const std::vector<int64_t>& dims,
+                                  const kernels::ConvGeometry& gemm) {
+  return kernels::blocked_filter_floats(gemm) + dims.size() * sizeof(int64_t) / sizeof(float);
+}
+
 Status pack_conv_transpose_filter(const float* w, const std::vector<int64_t>& dims,
                                   const kernels::ConvGeometry& gemm, float* dst) {
   const size_t mr = kernels::conv_gemm_kernel(device::host_isa_level())->mr;
@@ -82,18 +87,15 @@ Status pack_conv_transpose_filter(const float* w, const std::vector<int64_t>& di
       pack::conv_filter_format_for_rows(dims, gemm.group, mr, device::host_isa_level(), true);
   if (f == nullptr)
     return internal_error("no transposed filter format has " + std::to_string(mr) + " rows");
-  const size_t floats = kernels::blocked_filter_floats(gemm);
-  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(w), floats * sizeof(float));
+  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(w),
+                                 kernels::blocked_filter_floats(gemm) * sizeof(float));
   OP_ASSIGN_OR_RETURN(
       pack::ConvFilterSource src,
       pack::conv_filter_source(bytes, onnx::TensorProto::FLOAT, dims, gemm.group, true));
-  // The format ends with the filter's shape: pack into a buffer with room for it.
-  std::vector<float> whole(size_t((pack::conv_filter_payload_bytes(*f, src) + 3) / 4));
-  std::span<uint8_t> out(reinterpret_cast<uint8_t*>(whole.data()),
-                         size_t(pack::conv_filter_payload_bytes(*f, src)));
-  OP_RETURN_IF_ERROR(pack::conv_filter_pack(*f, src, out));
-  std::memcpy(dst, whole.data(), floats * sizeof(float));
-  return ok_status();
+  // The kernel reads the blocks in place; the shape trailer after them is unused.
+  return pack::conv_filter_pack(*f, src,
+                                std::span<uint8_t>(reinterpret_cast<uint8_t*>(dst),
+                                                   pack::conv_filter_payload_bytes(*f, src)));
 }
 
 Result<std::shared_ptr<const PreparedConvFilter>> prepare_conv_transpose_filter(
@@ -105,7 +107,7 @@ Result<std::shared_ptr<const PreparedConvFilter>> prepare_conv_transpose_filter(
     if (!r.ok()) return r.status().with_context(ctx.where());
     if (*r != nullptr) return r;
   }
-  auto f = std::make_shared<OwnedFilter>(kernels::blocked_filter_floats(gemm), mr);
+  auto f = std::make_shared<OwnedFilter>(conv_transpose_pack_floats(w.shape, gemm), mr);
   if (f->data() == nullptr) return resource_exhausted(ctx.where() + ": cannot allocate the filter");
   Status st = pack_conv_transpose_filter(static_cast<const float*>(w.value->data), w.shape, gemm,
                                          f->mutable_data());

@@ -39,8 +39,12 @@ size_t conv_filter_rows(const kernels::ConvGeometry& g);
 // WeightPreparer for an initializer, else packed here.
 Result<std::shared_ptr<const PreparedConvFilter>> prepare_conv_transpose_filter(
     BuildContext& ctx, const kernels::ConvGeometry& gemm);
+// Floats of a packed ConvTranspose filter of `dims`: the blocked operand the
+// kernel reads (kernels::blocked_filter_floats(gemm)), then the format's shape trailer.
+size_t conv_transpose_pack_floats(const std::vector<int64_t>& dims,
+                                  const kernels::ConvGeometry& gemm);
 // Packs a ConvTranspose filter `w` of `dims` for `gemm` into `dst`
-// (kernels::blocked_filter_floats(gemm) floats).
+// (conv_transpose_pack_floats floats).
 Status pack_conv_transpose_filter(const float* w, const std::vector<int64_t>& dims,
                                   const kernels::ConvGeometry& gemm, float* dst);
 

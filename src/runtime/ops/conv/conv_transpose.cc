@@ -81,20 +81,24 @@ class ConvTransposeKernel final : public Kernel {
     const float* packed = filter_ ? filter_->data() : nullptr;
     std::vector<float> per_run;
     if (packed == nullptr) {  // a filter fed at run time
-      per_run.resize(kernels::blocked_filter_floats(gemm_));
+      per_run.resize(conv_transpose_pack_floats(w_dims_, gemm_));
       if (!pack_conv_transpose_filter(static_cast<const float*>(io.in[1]), w_dims_, gemm_,
                                       per_run.data())
                .ok())
         return;  // unreachable: the dims were checked when the kernel was built
       packed = per_run.data();
     }
-    std::vector<float> col(size_t(gemm_.m * P));
+    // Reused across runs (a session runs one inference at a time): a fresh
+    // buffer per run was an allocation and page faults of M * taps * P floats.
+    // conv_blocked overwrites it entirely.
+    if (col_.size() < size_t(gemm_.m * P)) col_.resize(size_t(gemm_.m * P));
+    float* col = col_.data();
     const kernels::ConvScratch scratch = conv_scratch(io.workspace);
     for (int64_t ni = 0; ni < g_.n; ++ni) {
-      kernels::conv_blocked(gemm_, *uk_, xp + ni * g_.c * P, packed, nullptr, col.data(), io.pool,
+      kernels::conv_blocked(gemm_, *uk_, xp + ni * g_.c * P, packed, nullptr, col, io.pool,
                             scratch);
       for (int64_t gi = 0; gi < g_.group; ++gi) {
-        col2im_add(g_, col.data() + gi * kout * P, y + (ni * g_.m + gi * g_.mg()) * Y, io.pool);
+        col2im_add(g_, col + gi * kout * P, y + (ni * g_.m + gi * g_.mg()) * Y, io.pool);
       }
     }
   }
@@ -105,6 +109,7 @@ class ConvTransposeKernel final : public Kernel {
   std::shared_ptr<const PreparedConvFilter> filter_;
   bool has_bias_;
   const kernels::F32GemmKernel* uk_;
+  mutable std::vector<float> col_;  // the columns of one image
 };
 
 Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {

@@ -67,61 +67,62 @@ bool plain_2d(const kernels::ConvGeometry& g) {
   return g.in[0] == 1 && g.kernel[0] == 1 && g.dilation[1] == 1 && g.dilation[2] == 1;
 }
 
-template <typename T>
-void max_pool_2d(const kernels::ConvGeometry& g, const T* x, T* y, base::ThreadPool* pool) {
+// One output's window of a plain_2d pool: rows [hs, he) and columns [ws, we)
+// inside the input, and the taps inside the padded input (count_include_pad).
+struct Window2d {
+  int64_t hs, he, ws, we, padded;
+};
+
+// y[plane][oh][ow] = reduce(plane input, window) for every plane and output.
+template <typename T, typename Reduce>
+void pool_2d(const kernels::ConvGeometry& g, const T* x, T* y, base::ThreadPool* pool,
+             Reduce&& reduce) {
   const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
   for_each_task(pool, size_t(g.n * g.c), [&](size_t task, size_t) {
     const T* xp = x + int64_t(task) * H * W;
     T* yp = y + int64_t(task) * OH * OW;
     for (int64_t oh = 0; oh < OH; ++oh) {
       const int64_t h0 = oh * g.stride[1] - g.pad_begin[1];
-      const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h0 + g.kernel[1], H);
+      const int64_t ph = std::clamp<int64_t>(H + g.pad_end[1] - h0, 0, g.kernel[1]);
       for (int64_t ow = 0; ow < OW; ++ow) {
         const int64_t w0 = ow * g.stride[2] - g.pad_begin[2];
-        const int64_t ws = std::max<int64_t>(w0, 0), we = std::min(w0 + g.kernel[2], W);
-        T best = std::numeric_limits<T>::lowest();
-        if constexpr (std::numeric_limits<T>::has_infinity) {
-          best = -std::numeric_limits<T>::infinity();
-        }
-        bool first = true;  // the first tap is taken even when NaN, like max_pool
-        for (int64_t h = hs; h < he; ++h) {
-          const T* row = xp + h * W;
-          for (int64_t w = ws; w < we; ++w) {
-            if (first || row[w] > best) best = row[w];
-            first = false;
-          }
-        }
-        yp[oh * OW + ow] = best;
+        const int64_t pw = std::clamp<int64_t>(W + g.pad_end[2] - w0, 0, g.kernel[2]);
+        const Window2d win{std::max<int64_t>(h0, 0), std::min(h0 + g.kernel[1], H),
+                           std::max<int64_t>(w0, 0), std::min(w0 + g.kernel[2], W), ph * pw};
+        yp[oh * OW + ow] = reduce(xp, W, win);
       }
     }
   });
 }
 
 template <typename T>
-void avg_pool_2d(const PoolPlan& pl, const T* x, T* y, base::ThreadPool* pool) {
-  const auto& g = pl.g;
-  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
-  for_each_task(pool, size_t(g.n * g.c), [&](size_t task, size_t) {
-    const T* xp = x + int64_t(task) * H * W;
-    T* yp = y + int64_t(task) * OH * OW;
-    for (int64_t oh = 0; oh < OH; ++oh) {
-      const int64_t h0 = oh * g.stride[1] - g.pad_begin[1];
-      const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h0 + g.kernel[1], H);
-      const int64_t ph = std::clamp<int64_t>(H + g.pad_end[1] - h0, 0, g.kernel[1]);
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        const int64_t w0 = ow * g.stride[2] - g.pad_begin[2];
-        const int64_t ws = std::max<int64_t>(w0, 0), we = std::min(w0 + g.kernel[2], W);
-        const int64_t pw = std::clamp<int64_t>(W + g.pad_end[2] - w0, 0, g.kernel[2]);
-        double sum = 0;
-        for (int64_t h = hs; h < he; ++h) {
-          const T* row = xp + h * W;
-          for (int64_t w = ws; w < we; ++w) sum += double(row[w]);
-        }
-        const int64_t valid = std::max<int64_t>(he - hs, 0) * std::max<int64_t>(we - ws, 0);
-        const int64_t div = pl.include_pad ? ph * pw : valid;
-        yp[oh * OW + ow] = T(div > 0 ? sum / double(div) : 0.0);
+void max_pool_2d(const kernels::ConvGeometry& g, const T* x, T* y, base::ThreadPool* pool) {
+  pool_2d(g, x, y, pool, [](const T* xp, int64_t W, const Window2d& win) {
+    T best = std::numeric_limits<T>::lowest();
+    if constexpr (std::numeric_limits<T>::has_infinity) best = -std::numeric_limits<T>::infinity();
+    bool first = true;  // the first tap is taken even when NaN, like max_pool
+    for (int64_t h = win.hs; h < win.he; ++h) {
+      for (int64_t w = win.ws; w < win.we; ++w) {
+        if (first || xp[h * W + w] > best) best = xp[h * W + w];
+        first = false;
       }
     }
+    return best;
+  });
+}
+
+template <typename T>
+void avg_pool_2d(const PoolPlan& pl, const T* x, T* y, base::ThreadPool* pool) {
+  const bool include_pad = pl.include_pad;
+  pool_2d(pl.g, x, y, pool, [include_pad](const T* xp, int64_t W, const Window2d& win) {
+    double sum = 0;
+    for (int64_t h = win.hs; h < win.he; ++h) {
+      for (int64_t w = win.ws; w < win.we; ++w) sum += double(xp[h * W + w]);
+    }
+    const int64_t valid =
+        std::max<int64_t>(win.he - win.hs, 0) * std::max<int64_t>(win.we - win.ws, 0);
+    const int64_t div = include_pad ? win.padded : valid;
+    return T(div > 0 ? sum / double(div) : 0.0);
   });
 }
 
