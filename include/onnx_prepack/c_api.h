@@ -260,11 +260,12 @@ OP_API op_status_code op_builtin_formats(uint32_t layout, int32_t source_type, i
 typedef struct op_compile_options {
   const char* const* targets; /* "host" or an architecture with a packed format; NULL = host */
   size_t n_targets;
-  const char* digest;     /* "blake3" (NULL) or "sha256" */
-  int32_t lift_constants; /* 1: Constant nodes with a tensor value become initializers */
-  uint32_t n_threads;     /* 0 = all cores, N = a pool of N */
-  int32_t no_memo;        /* 1: do not record the output's digests for OP_VERIFY_MEMO */
-  const char* memo_dir;   /* NULL = default memo folder */
+  const char* digest; /* "blake3" (NULL) or "sha256" */
+  int32_t
+      lift_constants; /* 1 (the default): Constant nodes with a tensor value become initializers */
+  uint32_t n_threads; /* 0 = all cores, N = a pool of N */
+  int32_t no_memo;    /* 1: do not record the output's digests for OP_VERIFY_MEMO */
+  const char* memo_dir; /* NULL = default memo folder */
   /* Called before each payload is packed (done < total) and once at the end
    * (done == total, what == ""); NULL = none. */
   void (*progress)(size_t done, size_t total, const char* what, void* user);

@@ -115,7 +115,7 @@ class Engine {
 struct CompileOptions {
   std::vector<std::string> targets = {"host"};  // "host" or an architecture with a packed format
   std::string digest = "blake3";                // "blake3" or "sha256"
-  bool lift_constants = false;         // Constant nodes with a tensor value become initializers
+  bool lift_constants = true;          // Constant nodes with a tensor value become initializers
   uint32_t threads = kDefaultThreads;  // 0 = all cores
   bool memo = true;                    // record the output's digests for `verify memo`
   std::string memo_dir;                // "" = MemoStore::default_dir()
@@ -124,16 +124,26 @@ struct CompileOptions {
   std::function<void(size_t done, size_t total, const std::string& what)> progress;
 };
 
+// A weight compile wrote no entry for, and why.
+struct SkippedWeight {
+  std::string name;    // the initializer
+  std::string family;  // its pack family ("gemm_b", "conv_filter", ...)
+  std::string layout;  // as explain prints it
+  std::string reason;
+};
+
 struct CompileSummary {
   uint64_t entries = 0;  // compiled_tensors written
   uint64_t weights = 0;  // eligible weights
   uint64_t payload_bytes = 0;
   double seconds = 0;
-  std::vector<std::string> targets;  // architectures, deduplicated, in order
-  int lifted = 0;                    // constants lifted
-  std::string output;                // the model written
-  std::string data_file;             // its external data file ("" if none)
-  std::string memo_error;            // why the memo was not recorded ("" = recorded or off)
+  std::vector<std::string> targets;    // architectures, deduplicated, in order
+  int lifted = 0;                      // constants lifted
+  std::string output;                  // the model written
+  std::string data_file;               // its external data file ("" if none)
+  std::string memo_error;              // why the memo was not recorded ("" = recorded or off)
+  std::vector<SkippedWeight> skipped;  // eligible weights without an entry
+  int constant_nodes = 0;              // Constant nodes kept (--no-lift-constants)
 };
 
 // The compile pipeline of `onnx-prepack compile` (docs/cli.md): packs every

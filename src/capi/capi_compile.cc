@@ -12,6 +12,7 @@ extern "C" {
 op_compile_options op_compile_options_default(void) {
   op_compile_options o;
   std::memset(&o, 0, sizeof(o));
+  o.lift_constants = 1;  // as the CLI and the engine: Constant-node weights are packed
   return o;
 }
 

@@ -24,18 +24,13 @@
 #include "format/model.h"
 #include "format/model_writer.h"
 #include "onnx_prepack/engine.hpp"
-#include "pack/conv_filter_format.h"
-#include "pack/conv_filter_weights.h"
-#include "pack/format_list.h"
-#include "pack/gemm_b_weights.h"
-#include "pack/q_gemm_b.h"
+#include "pack/pack_family.h"
+#include "resolve/lineage.h"
 #include "resolve/memo_store.h"
 #include "resolve/payload_check.h"
 
 namespace onnx_prepack {
 namespace {
-
-using kernels::PackSourceLayout;
 
 // Records the digests just computed against the output file's identity, so a
 // later `--verify memo` load hashes nothing (SPEC 7.2). A record taken within
@@ -78,14 +73,6 @@ Status record_memo(const std::string& output, const std::string& memo_dir,
   return ok_status();
 }
 
-// One weight to pack in one layout (a B may feed several consumers).
-struct Job {
-  std::string source;
-  PackSourceLayout layout;
-  int64_t conv_group = 0;        // > 0: a Conv filter of a node with this group
-  bool conv_transposed = false;  // a ConvTranspose filter
-};
-
 // Constant nodes with a tensor `value` become initializers named like their output.
 int lift_constants(onnx::ModelProto& m) {
   auto* g = m.mutable_graph();
@@ -116,62 +103,75 @@ int lift_constants(onnx::ModelProto& m) {
   return lifted;
 }
 
-// The weights pack::gemm_b_weights lists, except those a fed graph input could
-// override or whose name is ambiguous: entries for them could never hit.
-std::vector<Job> eligible(const format::Model& model) {
-  std::vector<Job> jobs;
-  for (const pack::GemmBWeight& w : pack::gemm_b_weights(model)) {
-    if (!w.graph_input && w.initializers == 1) jobs.push_back({w.name, w.layout});
-  }
-  for (const pack::ConvFilterWeight& w : pack::conv_filter_weights(model)) {
-    if (!w.graph_input && w.initializers == 1)
-      jobs.push_back({w.name, PackSourceLayout::kKN, w.group, w.transposed});
-  }
-  return jobs;
+// Constant nodes left in the graph (not lifted): their weights are never packed.
+int constant_nodes(const onnx::GraphProto& g) {
+  int n = 0;
+  for (const auto& node : g.node()) n += node.op_type() == "Constant" ? 1 : 0;
+  return n;
 }
 
-// The canonical content of an initializer: in place for raw/external data,
-// else converted (typed fields) without the digest header.
-Result<std::vector<uint8_t>> typed_content(const format::Model& model, const onnx::TensorProto& t,
-                                           const std::string& ctx) {
-  digest::VectorSink sink;
-  OP_ASSIGN_OR_RETURN(uint64_t n, digest::write_canonical_tensor(model, t, ctx, sink));
-  const auto& all = sink.bytes();
-  return std::vector<uint8_t>(all.end() - ptrdiff_t(n), all.end());
+// Weights no family packs yet that users expect packed, so that compile says
+// so instead of writing nothing silently: FLOAT16 MatMul/Gemm/Conv weights
+// (the runtime computes such nodes on a widened copy that no pack can feed)
+// and weights of nodes inside If/Loop/Scan bodies (SPEC entries address
+// main-graph initializers only; docs/decisions.md).
+void unpacked_weights(const format::Model& model, const onnx::GraphProto& g, bool subgraph,
+                      std::vector<SkippedWeight>& out) {
+  static const std::set<std::string> kOps = {"MatMul", "Gemm", "Conv", "ConvTranspose",
+                                             "LSTM",   "GRU",  "RNN",  "MatMulNBits"};
+  std::set<std::string> local;
+  for (const auto& t : g.initializer()) local.insert(t.name());
+  for (const onnx::NodeProto& n : g.node()) {
+    for (const onnx::AttributeProto& a : n.attribute()) {
+      if (a.has_g()) unpacked_weights(model, a.g(), true, out);
+      for (const auto& sg : a.graphs()) unpacked_weights(model, sg, true, out);
+    }
+    if (!kOps.count(n.op_type()) || n.input_size() < 2) continue;
+    const std::string& w = n.input(1);
+    const bool initializer = local.count(w) || (subgraph && model.find_initializer(w) != nullptr);
+    if (!initializer) continue;
+    if (subgraph) {
+      out.push_back({w, "", n.op_type(),
+                     "a weight of a node inside an If/Loop/Scan body: not packed (entries address "
+                     "main-graph initializers)"});
+    } else if (const onnx::TensorProto* t = model.find_initializer(w);
+               t != nullptr && t->data_type() == onnx::TensorProto::FLOAT16) {
+      out.push_back({w, "", n.op_type(),
+                     "FLOAT16 weight: not packed (the runtime computes FLOAT16 nodes on a widened "
+                     "copy)"});
+    }
+  }
 }
 
-// Targets -> architecture strings of our formats, deduplicated, in order.
+// Targets -> architecture strings of our formats (any family's), deduplicated,
+// in order: a target names the most demanding format architecture it runs.
 Result<std::vector<std::string>> target_architectures(const std::vector<std::string>& targets) {
-  std::set<std::string> known_arch;
-  for (const pack::GemmBFormat* f : pack::gemm_b_formats())
-    known_arch.insert(std::string(f->architecture));
+  std::map<std::string, device::IsaLevel> known;  // architecture -> its kernels' level
+  for (const pack::PackFamily* family : pack::pack_families()) {
+    for (const pack::FormatInfo& f : family->formats())
+      known.emplace(std::string(f.architecture), f.isa);
+  }
+  auto best_for = [&](const device::HostDescription& h) {
+    std::string arch;
+    for (const auto& [a, isa] : known) {
+      if (device::match_architecture(a, h).ok() && (arch.empty() || isa > known[arch])) arch = a;
+    }
+    return arch;
+  };
   std::vector<std::string> archs;
   for (const std::string& t : targets.empty() ? std::vector<std::string>{"host"} : targets) {
-    std::string arch = t;
+    std::string arch;
     if (t == "host") {
-      if (device::host_isa_level() == device::IsaLevel::kRef) {
-        return invalid_argument(
-            "--target host: this host has no architecture with a packed format");
-      }
-      arch =
-          std::string(pack::gemm_b_runtime_format(PackSourceLayout::kKN, onnx::TensorProto::FLOAT,
-                                                  device::host_isa_level())
-                          ->architecture);
-    } else if (!known_arch.count(t)) {
-      // Any SPEC 6 architecture string (psABI levels too: x86_64-v3, x86_64-v4-avx512vnni):
-      // the best format whose required features that target has.
-      if (auto pretended = device::HostDescription::pretend(t); pretended.ok()) {
-        for (const pack::GemmBFormat* f : pack::gemm_b_formats()) {
-          if (device::match_architecture(f->architecture, *pretended).ok()) {
-            arch = std::string(f->architecture);
-            break;
-          }
-        }
-      }
+      arch = best_for(device::HostDescription::detect());
+    } else if (known.count(t)) {
+      arch = t;
+    } else if (auto pretended = device::HostDescription::pretend(t); pretended.ok()) {
+      // Any SPEC 6 architecture string (psABI levels too: x86_64-v3, x86_64-v4-avx512vnni).
+      arch = best_for(*pretended);
     }
-    if (!known_arch.count(arch)) {
+    if (arch.empty()) {
       std::string list;
-      for (const auto& a : known_arch) list += (list.empty() ? "" : ", ") + a;
+      for (const auto& [a, isa] : known) list += (list.empty() ? "" : ", ") + a;
       return invalid_argument("--target '" + t +
                               "' has no packed format, expected host or one of " + list);
     }
@@ -197,7 +197,8 @@ class Compiler {
         out_(model.proto()),
         algorithm_(algorithm),
         archs_(std::move(archs)),
-        pool_(pool) {
+        pool_(pool),
+        content_(pack::model_content(model)) {
     for (int i = 0; i < out_.struct_types_size(); ++i) type_index_[out_.struct_types(i).name()] = i;
     // Recompiling a compiled model (in place too): reuse its devices, so the new
     // entries replace the old ones of the same key instead of adding duplicates.
@@ -211,10 +212,10 @@ class Compiler {
     }
   }
 
-  Status add(const Job& job);
-  Status add_conv(const Job& job, const onnx::TensorProto& t, const std::string& ctx,
-                  std::span<const uint8_t> content, const digest::Digest& digest);
-  // An entry a pack family other than gemm_b built (its type, device and payload).
+  // One entry per target for a weight use, in the best format a consumer at
+  // that target's level reads; a use that cannot be packed is listed in `skipped`.
+  Status add(const pack::ModelWeightUse& u);
+  // An entry with its type, device and payload.
   void add_entry(onnx::CompiledTensorProto entry, const onnx::StructTypeProto& type,
                  const std::string& arch, uint64_t bytes,
                  std::function<Status(std::span<uint8_t>)> pack);
@@ -224,13 +225,12 @@ class Compiler {
 
   uint64_t payload_bytes = 0;
   size_t entries = 0;
+  std::vector<SkippedWeight> skipped;
   std::vector<std::pair<std::string, digest::Digest>> hashed;
   std::map<std::string, digest::Digest> payload_inner;  // payload_digest hex -> H(payload)
 
  private:
-  Result<std::span<const uint8_t>> content_of(const onnx::TensorProto& t, const std::string& ctx);
   int device_for(const std::string& arch);
-  int type_for(const pack::GemmBFormat& f);
 
   format::Model& model_;
   onnx::ModelProto& out_;
@@ -240,29 +240,10 @@ class Compiler {
   std::map<std::string, int> type_index_, device_index_;
   std::vector<onnx::CompiledTensorProto> compiled_;
   std::vector<PendingPayload> pending_;  // parallel to `compiled_`
-  // Copied sources (typed fields, unaligned raw bytes) stay alive until written.
-  std::vector<std::shared_ptr<std::vector<uint32_t>>> keep_alive_;
+  // Canonical sources (copies of typed fields, unaligned raw bytes live until written).
+  pack::ContentFn content_;
+  std::map<std::string, digest::Digest> digests_;  // per source, hashed once
 };
-
-Result<std::span<const uint8_t>> Compiler::content_of(const onnx::TensorProto& t,
-                                                      const std::string& ctx) {
-  std::span<const uint8_t> content;
-  std::vector<uint8_t> converted;
-  auto tb = model_.tensor_bytes(t, ctx);
-  if (tb.ok() &&
-      (tb->storage == format::Storage::kRaw || tb->storage == format::Storage::kExternal)) {
-    content = tb->bytes;
-    // Raw bytes inside a protobuf string may be unaligned for float loads.
-    if (reinterpret_cast<uintptr_t>(content.data()) % 4 == 0) return content;
-  } else {
-    OP_ASSIGN_OR_RETURN(converted, typed_content(model_, t, ctx));
-    content = converted;
-  }
-  auto copy = std::make_shared<std::vector<uint32_t>>((content.size() + 3) / 4);
-  if (!content.empty()) std::memcpy(copy->data(), content.data(), content.size());
-  keep_alive_.push_back(copy);
-  return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(copy->data()), content.size());
-}
 
 int Compiler::device_for(const std::string& arch) {
   if (!device_index_.count(arch)) {
@@ -276,76 +257,75 @@ int Compiler::device_for(const std::string& arch) {
   return device_index_[arch];
 }
 
-int Compiler::type_for(const pack::GemmBFormat& f) {
-  const std::string name(f.name);
-  if (!type_index_.count(name)) {
-    type_index_[name] = out_.struct_types_size();
-    *out_.add_struct_types() = pack::gemm_b_struct_type(f);
-  }
-  return type_index_[name];
-}
-
-Status Compiler::add(const Job& job) {
-  const onnx::TensorProto& t = *model_.find_initializer(job.source);
-  const std::string ctx = format::tensor_context(model_.initializer_index(job.source), t.name());
-  OP_ASSIGN_OR_RETURN(auto dg, digest::digest_tensor(model_, t, ctx, {algorithm_, pool_}));
-  hashed.emplace_back(job.source, dg.digest);
-  OP_ASSIGN_OR_RETURN(std::span<const uint8_t> content, content_of(t, ctx));
-  if (job.conv_group > 0) return add_conv(job, t, ctx, content, dg.digest);
-  auto src = pack::gemm_b_source(
-      content, t.data_type(), std::span<const int64_t>(t.dims().data(), t.dims_size()), job.layout);
-  if (!src.ok()) return src.status().with_context(ctx);
+Status Compiler::add(const pack::ModelWeightUse& u) {
+  const pack::WeightUse& use = u.use;
+  auto skip = [&](std::string why) {
+    skipped.push_back(
+        {use.source, std::string(u.family->name()), u.family->label(use), std::move(why)});
+    return ok_status();
+  };
+  if (u.duplicated) return skip("several initializers have this name");
+  std::vector<std::pair<std::string, pack::PackPlan>> plans;  // (architecture, plan)
   for (const std::string& arch : archs_) {
-    for (const pack::GemmBFormat* f : pack::gemm_b_formats()) {
-      if (f->architecture != arch || f->layout != job.layout || f->source_type != t.data_type())
-        continue;
-      const int type = type_for(*f);
-      const int device = device_for(arch);
-      const uint64_t payload_size = pack::gemm_b_payload_bytes(*f, src->k, src->n);
-      base::ThreadPool* pool = pool_;
-      pending_.push_back({[f, s = *src, pool](std::span<uint8_t> dst) {
-                            return pack::gemm_b_pack(*f, s, dst, pool);
-                          },
-                          ctx, job.source, payload_size});
-      onnx::CompiledTensorProto ct;
-      ct.set_source_name(job.source);
-      ct.set_device(device);
-      ct.set_source_digest(dg.digest.data(), dg.digest.size());
-      ct.set_digest_algorithm(std::string(digest::algorithm_name(algorithm_)));
-      auto* v = ct.mutable_value();
-      v->set_type(type);
-      for (uint64_t d : pack::gemm_b_dims(*f, src->k, src->n)) v->add_dims(d);
-      payload_bytes += payload_size;
-      compiled_.push_back(std::move(ct));
-      ++entries;
+    auto host = device::HostDescription::pretend(arch);
+    if (!host.ok()) return host.status().with_context("--target " + arch);
+    // The level of the kernels that read this architecture's formats (an
+    // architecture string names required features only, not a whole CPU).
+    device::IsaLevel level = device::IsaLevel::kRef;
+    for (const pack::PackFamily* family : pack::pack_families()) {
+      for (const pack::FormatInfo& f : family->formats()) {
+        if (f.architecture == arch) level = std::max(level, f.isa);
+      }
+    }
+    for (const pack::FormatInfo& f : u.family->accepted(use, level)) {
+      if (!device::match_architecture(f.architecture, *host).ok()) continue;
+      bool done = false;
+      for (const auto& [a, p] : plans) done = done || p.format.name == f.name;
+      if (done) break;  // a baseline format serves several targets with one entry
+      auto plan = u.family->plan(use, f, content_, pool_);
+      if (!plan.ok()) return skip(plan.status().message());
+      plans.emplace_back(std::string(f.architecture), std::move(*plan));
       break;
     }
   }
-  return ok_status();
-}
-
-// A Conv or ConvTranspose filter: one entry per target whose kernel has a format for its shape.
-Status Compiler::add_conv(const Job& job, const onnx::TensorProto& t, const std::string& ctx,
-                          std::span<const uint8_t> content, const digest::Digest& digest) {
-  const std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
-  auto cs =
-      pack::conv_filter_source(content, t.data_type(), dims, job.conv_group, job.conv_transposed);
-  if (!cs.ok()) return cs.status().with_context(ctx);
-  for (const std::string& arch : archs_) {
-    for (const pack::ConvFilterFormat* f : pack::conv_filter_formats_for(
-             dims, job.conv_group, device::IsaLevel::kAvx512, job.conv_transposed)) {
-      if (f->architecture != arch) continue;
-      onnx::CompiledTensorProto ct;
-      ct.set_source_name(job.source);
-      ct.set_source_digest(digest.data(), digest.size());
-      ct.set_digest_algorithm(std::string(digest::algorithm_name(algorithm_)));
-      for (uint64_t d : pack::conv_filter_dims(*f, *cs)) ct.mutable_value()->add_dims(d);
-      add_entry(std::move(ct), pack::conv_filter_struct_type(*f), arch,
-                pack::conv_filter_payload_bytes(*f, *cs), [f, s = *cs](std::span<uint8_t> dst) {
-                  return pack::conv_filter_pack(*f, s, dst);
-                });
-      break;
+  if (plans.empty()) return skip("no format for the targets");
+  const int index = model_.initializer_index(use.source);
+  if (!digests_.count(use.source)) {
+    const std::string ctx = format::tensor_context(index, use.source);
+    OP_ASSIGN_OR_RETURN(auto dg, digest::digest_tensor(model_, *model_.find_initializer(use.source),
+                                                       ctx, {algorithm_, pool_}));
+    digests_[use.source] = dg.digest;
+    hashed.emplace_back(use.source, dg.digest);
+  }
+  const digest::Digest& dg = digests_[use.source];
+  std::vector<std::pair<std::string, std::string>> props;
+  if (auto lineage = u.family->lineage(use)) {
+    OP_ASSIGN_OR_RETURN(props, resolve::lineage_props(*lineage, model_, algorithm_));
+    // Every lineage source's digest too, for the memo (SPEC 7.2: verify policies cover them).
+    for (const auto& [role, name] : lineage->roles) {
+      if (name.empty() || digests_.count(name)) continue;
+      const onnx::TensorProto* t = model_.find_initializer(name);
+      if (t == nullptr) continue;
+      OP_ASSIGN_OR_RETURN(
+          auto d, digest::digest_tensor(
+                      model_, *t, format::tensor_context(model_.initializer_index(name), name),
+                      {algorithm_, pool_}));
+      digests_[name] = d.digest;
+      hashed.emplace_back(name, d.digest);
     }
+  }
+  for (auto& [arch, plan] : plans) {
+    onnx::CompiledTensorProto ct;
+    ct.set_source_name(use.source);
+    ct.set_source_digest(dg.data(), dg.size());
+    ct.set_digest_algorithm(std::string(digest::algorithm_name(algorithm_)));
+    for (uint64_t d : plan.dims) ct.mutable_value()->add_dims(d);
+    for (const auto& [k, v] : props) {
+      auto* m = ct.add_metadata_props();
+      m->set_key(k);
+      m->set_value(v);
+    }
+    add_entry(std::move(ct), plan.type, arch, plan.payload_bytes, std::move(plan.pack));
   }
   return ok_status();
 }
@@ -451,17 +431,9 @@ Result<CompileSummary> compile_model(const std::string& src, const std::string& 
   }
   std::unique_ptr<base::ThreadPool> own_pool;
   base::ThreadPool* pool = engine::pool_for(options.threads, own_pool);
-  const std::vector<Job> jobs = eligible(*model);
+  const std::vector<pack::ModelWeightUse> uses = pack::model_weight_uses(*model);
   Compiler compiler(*model, *algorithm, archs, pool);
-  for (const Job& job : jobs) OP_RETURN_IF_ERROR(compiler.add(job));
-  // MatMulNBits weights, each with its lineage (pack/q_gemm_b.h).
-  OP_ASSIGN_OR_RETURN(std::vector<pack::QGemmBEntry> qentries,
-                      pack::q_gemm_b_entries(*model, *algorithm, pool));
-  for (pack::QGemmBEntry& q : qentries) {
-    compiler.hashed.insert(compiler.hashed.end(), q.digests.begin(), q.digests.end());
-    compiler.add_entry(std::move(q.entry), q.type, q.architecture, q.payload_bytes,
-                       std::move(q.pack));
-  }
+  for (const pack::ModelWeightUse& u : uses) OP_RETURN_IF_ERROR(compiler.add(u));
   compiler.merge_entries();
   OP_ASSIGN_OR_RETURN(format::WriteReport written, compiler.write(dst, options));
   if (options.memo) {
@@ -471,7 +443,10 @@ Result<CompileSummary> compile_model(const std::string& src, const std::string& 
     if (!st.ok()) summary.memo_error = st.message();
   }
   summary.entries = compiler.entries;
-  summary.weights = jobs.size() + qentries.size();
+  summary.weights = uses.size();
+  summary.skipped = compiler.skipped;
+  unpacked_weights(*model, model->proto().graph(), false, summary.skipped);
+  summary.constant_nodes = options.lift_constants ? 0 : constant_nodes(model->proto().graph());
   summary.payload_bytes = compiler.payload_bytes;
   summary.targets = archs;
   summary.output = dst;

@@ -4,9 +4,7 @@
 
 #include "base/thread_pool.h"
 #include "device/cpu_features.h"
-#include "pack/conv_filter_format.h"
-#include "pack/conv_filter_weights.h"
-#include "pack/format_list.h"
+#include "pack/pack_family.h"
 #include "pack/q_gemm_b.h"
 
 namespace onnx_prepack::engine {
@@ -123,26 +121,11 @@ Result<ExplainReport> explain_model(const std::string& path, const ExplainOption
     e.resolution = resolver.resolve(req);
     report.weights.push_back(std::move(e));
   };
-  for (const pack::GemmBWeight& w : pack::gemm_b_weights(*report.model)) {
-    resolve::PackRequest req;
-    req.source_name = w.name;
-    req.formats = pack::gemm_b_acceptable_formats(w.layout, w.data_type, report.level);
-    explain(w.name, w.consumer, w.layout == kernels::PackSourceLayout::kKN ? "kn" : "nk",
-            std::move(req));
-  }
-  for (const pack::ConvFilterWeight& w : pack::conv_filter_weights(*report.model)) {
-    resolve::PackRequest req;
-    req.source_name = w.name;
-    req.formats = pack::conv_filter_acceptable_formats(w.dims, w.group, report.level, w.transposed);
-    explain(
-        w.name, w.consumer,
-        std::string(w.transposed ? "conv_transpose" : "conv") + " group " + std::to_string(w.group),
-        std::move(req));
-  }
-  // MatMulNBits weights, lineage-bound (SPEC 4.5, pack/q_gemm_b.h).
-  for (const pack::QGemmBJob& job : pack::q_gemm_b_jobs(*report.model)) {
-    explain(job.source, job.node->name().empty() ? "MatMulNBits" : job.node->name(),
-            "n_kblocks_blob", pack::q_gemm_b_request(job));
+  // Every family's weights, requested exactly as the runtime requests them
+  // (pack::pack_request at the kernel level): explain prints the run's decisions.
+  for (const pack::ModelWeightUse& u : pack::model_weight_uses(*report.model)) {
+    explain(u.use.source, u.use.consumer, u.family->label(u.use),
+            pack::pack_request(*u.family, u.use, report.level));
   }
   report.diagnostics = resolver.diagnostics();
   report.totals = resolver.totals();

@@ -9,7 +9,6 @@
 
 #include "base/json.h"
 #include "device/device_match.h"
-#include "pack/gemm_b_weights.h"
 #include "resolve/cache_store.h"
 #include "resolve/resolver.h"
 

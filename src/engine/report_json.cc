@@ -12,6 +12,18 @@ Json compile_json(const CompileSummary& summary) {
   Json ts = Json::array();
   for (const auto& a : summary.targets) ts.push_back(Json(a));
   o["targets"] = std::move(ts);
+  o["weights"] = summary.weights;
+  o["lifted_constants"] = int64_t(summary.lifted);
+  Json sk = Json::array();
+  for (const SkippedWeight& w : summary.skipped) {
+    Json j = Json::object();
+    j["name"] = w.name;
+    j["family"] = w.family.empty() ? Json() : Json(w.family);
+    j["layout"] = w.layout;
+    j["reason"] = w.reason;
+    sk.push_back(std::move(j));
+  }
+  o["skipped"] = std::move(sk);
   return o;
 }
 

@@ -324,51 +324,35 @@ Status conv_filter_pack(const ConvFilterFormat& f, const ConvFilterSource& s,
   return ok_status();
 }
 
-std::vector<resolve::AcceptableFormat> conv_filter_acceptable_formats(std::span<const int64_t> dims,
-                                                                      int64_t group,
-                                                                      device::IsaLevel level,
-                                                                      bool transposed) {
-  std::vector<resolve::AcceptableFormat> out;
-  for (const ConvFilterFormat* f : conv_filter_formats_for(dims, group, level, transposed)) {
-    resolve::AcceptableFormat a;
-    a.name = std::string(f->name);
-    a.format_version = std::string(f->version);
-    a.required_architecture = std::string(f->architecture);
-    a.check_dims = [f, group](const onnx::TensorProto& source, const onnx::StructTypeProto& type,
-                              std::span<const uint64_t> got) -> Status {
-      std::string version;
-      for (const auto& e : type.metadata_props()) {
-        if (e.key() == "format_version") version = e.value();
-      }
-      if (type.name() != f->name || version != f->version) {
-        return invalid_argument("format '" + type.name() + "' version '" + version + "' is not '" +
-                                std::string(f->name) + "' version '" + std::string(f->version) +
-                                "'");
-      }
-      std::vector<int64_t> sd(source.dims().begin(), source.dims().end());
-      uint64_t count = 1;
-      for (int64_t d : sd) count *= uint64_t(std::max<int64_t>(d, 0));
-      std::vector<uint8_t> none;
-      ConvFilterSource s;
-      s.dims = sd;
-      s.group = group;
-      s.transposed = f->transposed;
-      if (source.data_type() != onnx::TensorProto::FLOAT || sd.size() < 3 || sd.size() > 5 ||
-          count == 0 || sd[0] % group != 0) {
-        return invalid_argument("format '" + std::string(f->name) + "' does not fit source " +
-                                dims_string(sd));
-      }
-      const auto want = conv_filter_dims(*f, s);
-      if (got.size() != want.size() || !std::equal(want.begin(), want.end(), got.begin())) {
-        return invalid_argument("format '" + std::string(f->name) +
-                                "' dims do not fit the source " + dims_string(sd) + " with group " +
-                                std::to_string(group));
-      }
-      return ok_status();
-    };
-    out.push_back(std::move(a));
+Status conv_filter_check_entry(const ConvFilterFormat& f, const onnx::StructTypeProto& type,
+                               std::span<const uint64_t> got, int32_t source_type,
+                               std::span<const int64_t> source_dims, int64_t group) {
+  std::string version;
+  for (const auto& e : type.metadata_props()) {
+    if (e.key() == "format_version") version = e.value();
   }
-  return out;
+  if (type.name() != f.name || version != f.version) {
+    return invalid_argument("format '" + type.name() + "' version '" + version + "' is not '" +
+                            std::string(f.name) + "' version '" + std::string(f.version) + "'");
+  }
+  std::vector<int64_t> sd(source_dims.begin(), source_dims.end());
+  uint64_t count = 1;
+  for (int64_t d : sd) count *= uint64_t(std::max<int64_t>(d, 0));
+  ConvFilterSource s;
+  s.dims = sd;
+  s.group = group;
+  s.transposed = f.transposed;
+  if (source_type != onnx::TensorProto::FLOAT || sd.size() < 3 || sd.size() > 5 || count == 0 ||
+      group <= 0 || sd[0] % group != 0) {
+    return invalid_argument("format '" + std::string(f.name) + "' does not fit source " +
+                            dims_string(sd));
+  }
+  const auto want = conv_filter_dims(f, s);
+  if (got.size() != want.size() || !std::equal(want.begin(), want.end(), got.begin())) {
+    return invalid_argument("format '" + std::string(f.name) + "' dims do not fit the source " +
+                            dims_string(sd) + " with group " + std::to_string(group));
+  }
+  return ok_status();
 }
 
 }  // namespace onnx_prepack::pack

@@ -28,7 +28,6 @@
 #include "device/cpu_features.h"
 #include "onnx_prepack.pb.h"
 #include "onnx_prepack/status.h"
-#include "resolve/resolver.h"
 
 namespace onnx_prepack::pack {
 
@@ -88,11 +87,10 @@ onnx::StructTypeProto conv_filter_struct_type(const ConvFilterFormat& f);
 Status conv_filter_pack(const ConvFilterFormat& f, const ConvFilterSource& s,
                         std::span<uint8_t> out);
 
-// The resolver's request list for this filter at `level`, best first; each
-// entry's dims must fit the source and `group`.
-std::vector<resolve::AcceptableFormat> conv_filter_acceptable_formats(std::span<const int64_t> dims,
-                                                                      int64_t group,
-                                                                      device::IsaLevel level,
-                                                                      bool transposed = false);
+// Checks an entry's type (name, format_version) and dims against a filter of
+// this type, shape and group; errors name what differs.
+Status conv_filter_check_entry(const ConvFilterFormat& f, const onnx::StructTypeProto& type,
+                               std::span<const uint64_t> dims, int32_t source_type,
+                               std::span<const int64_t> source_dims, int64_t group);
 
 }  // namespace onnx_prepack::pack

@@ -138,7 +138,7 @@ PYBIND11_MODULE(onnx_prepack, m) {
   m.attr("__version__") = ONNX_PREPACK_VERSION_STRING;
   bind_session(m);
   m.def("compile", &py_compile, py::arg("src"), py::arg("dst"), py::arg("targets") = py::none(),
-        py::arg("digest") = "blake3", py::arg("lift_constants") = false,
+        py::arg("digest") = "blake3", py::arg("lift_constants") = true,
         py::arg("threads") = kDefaultThreads, py::arg("memo") = true,
         py::arg("memo_dir") = py::none(),
         "Packs every eligible MatMul/Gemm B for each target and writes dst; returns "

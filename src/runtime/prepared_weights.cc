@@ -7,7 +7,7 @@
 #include <cstring>
 #include <memory>
 
-#include "pack/format_list.h"
+#include "pack/pack_family.h"
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -16,37 +16,12 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// A B packed in one of the pack layer's formats, mapped (hit) or owned (miss).
-class PackedB final : public PreparedB {
- public:
-  PackedB(pack::PackedGemmB b, std::shared_ptr<const void> keep) : b_(b), keep_(std::move(keep)) {}
-  int64_t k() const override { return int64_t(b_.k); }
-  int64_t n() const override { return int64_t(b_.n); }
-  void multiply(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc, bool accumulate,
-                base::ThreadPool* pool, Workspace*) const override {
-    pack::GemmCall call;
-    call.m = size_t(m);
-    call.a = a;
-    call.lda = size_t(lda);
-    // The driver writes C; accumulation goes through a temporary (its bias
-    // epilogue may not alias C: a tile is stored before its bias is read).
-    std::unique_ptr<float[]> tmp;
-    if (accumulate) tmp.reset(new float[size_t(m * n())]);
-    call.c = accumulate ? tmp.get() : c;
-    call.ldc = accumulate ? size_t(n()) : size_t(ldc);
-    Status s = pack::run_gemm(b_, call, pool);
-    if (!s.ok()) std::abort();  // sizes were checked when the kernel was built
-    if (accumulate) {
-      for (int64_t i = 0; i < m; ++i) {
-        for (int64_t j = 0; j < n(); ++j) c[i * ldc + j] += tmp[size_t(i * n() + j)];
-      }
-    }
-  }
-
- private:
-  pack::PackedGemmB b_;
-  std::shared_ptr<const void> keep_;
-};
+Result<std::pair<uint8_t*, std::shared_ptr<void>>> aligned_buffer(uint64_t size,
+                                                                  const std::string& what) {
+  void* mem = std::aligned_alloc(64, std::max<uint64_t>(64, (size + 63) / 64 * 64));
+  if (mem == nullptr) return resource_exhausted(what + ": cannot allocate " + std::to_string(size));
+  return std::make_pair(static_cast<uint8_t*>(mem), std::shared_ptr<void>(mem, std::free));
+}
 
 }  // namespace
 
@@ -72,87 +47,99 @@ resolve::Resolution ResolvedWeights::resolve_recorded(const resolve::PackRequest
   return res;
 }
 
-Result<std::shared_ptr<const PreparedB>> ResolvedWeights::prepare(const std::string& source,
-                                                                  const Tensor& b, bool transposed,
-                                                                  const std::string& consumer) {
-  auto key = std::make_pair(source, transposed);
+Result<PreparedPack> ResolvedWeights::prepare_pack(const WeightRequest& r) {
+  const Tensor& value = *r.value;
+  pack::WeightUse use;
+  use.source = r.source;
+  use.consumer = r.node->name().empty() ? r.node->op_type() : r.node->name();
+  use.node = r.node;
+  use.input = r.input;
+  use.data_type = r.model_type != 0 ? r.model_type : value.dtype;
+  use.dims.assign(value.shape.begin(), value.shape.end());
+  const pack::PackFamily* family = pack::family_for(*r.node, r.input, use.data_type, use.dims);
+  if (family == nullptr) return PreparedPack{};
+  resolve::PackRequest request = pack::pack_request(*family, use, level_);
+  // Uses with other layouts or lineages get packs of their own.
+  std::string key = std::string(family->name()) + '\n' + r.source + '\n' + family->use_key(use);
+  if (request.lineage) {
+    for (const auto& [k, v] : request.lineage->roles) key += '\n' + k + '=' + v;
+    for (const auto& [k, v] : request.lineage->attrs) key += '\n' + k + '=' + v;
+  }
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  auto layout = transposed ? kernels::PackSourceLayout::kNK : kernels::PackSourceLayout::kKN;
-  std::span<const uint8_t> bytes(static_cast<const uint8_t*>(b.data), b.nbytes());
-  OP_ASSIGN_OR_RETURN(pack::GemmBSource src, pack::gemm_b_source(bytes, b.dtype, b.shape, layout));
-  resolve::PackRequest request;
-  request.source_name = source;
-  request.formats = pack::gemm_b_acceptable_formats(layout, b.dtype, level_);
 
   WeightDecision d;
-  d.name = source;
-  d.consumer = consumer;
-  std::shared_ptr<const PreparedB> prepared;
+  d.name = r.source;
+  d.consumer = use.consumer;
+  PreparedPack out;
   resolve::Resolution res = resolve_recorded(request, d);
   if (res.is_hit()) {
     const auto& hit = *res.hit;
-    const pack::GemmBFormat* f =
-        pack::find_gemm_b_format(request.formats[size_t(hit.format_index)].name);
-    if (f == nullptr) return internal_error("weight '" + source + "': hit in an unknown format");
-    pack::PackedGemmB pb{f, hit.payload, src.k, src.n};
-    std::shared_ptr<const void> keep = hit.keep_alive;
+    out.format = request.formats[size_t(hit.format_index)].name;
+    out.bytes = hit.payload;
+    out.keep_alive = hit.keep_alive;
     if (reinterpret_cast<uintptr_t>(hit.payload.data()) % 64 != 0) {
       // An inline payload inside the parsed message may be misaligned: copy it.
-      void* mem = std::aligned_alloc(64, std::max<size_t>(64, (hit.payload.size() + 63) / 64 * 64));
-      if (mem == nullptr)
-        return resource_exhausted("weight '" + source + "': cannot copy the pack");
-      std::memcpy(mem, hit.payload.data(), hit.payload.size());
-      keep = std::shared_ptr<void>(mem, std::free);
-      pb.payload = {static_cast<const uint8_t*>(mem), hit.payload.size()};
+      OP_ASSIGN_OR_RETURN(auto buf,
+                          aligned_buffer(hit.payload.size(), "weight '" + r.source + "'"));
+      std::memcpy(buf.first, hit.payload.data(), hit.payload.size());
+      out.bytes = {buf.first, hit.payload.size()};
+      out.keep_alive = buf.second;
     }
     d.decision = "hit";
-    d.format = std::string(f->name);
+    d.format = out.format;
     d.detail = hit.entry >= 0 ? "compiled_tensors[" + std::to_string(hit.entry) + "]"
                               : "cache " + hit.cache_path;
     d.bytes_mapped = hit.payload.size();
-    prepared = std::make_shared<PackedB>(pb, keep);
     if (hit.payload_external) hit_payloads_.push_back(hit.payload);
   } else {
     d.decision = "miss";
     d.reason = std::string(resolve::miss_reason_id(res.reason));
     d.detail = res.detail;
-    const pack::GemmBFormat* f = pack::gemm_b_runtime_format(layout, b.dtype, level_);
-    if (f == nullptr) {
-      return unimplemented("weight '" + source + "': no pack format for " + dtype_name(b.dtype));
+    std::optional<pack::FormatInfo> f = family->miss_format(use, level_);
+    // The family's pack reads the value's bytes (the session's constant).
+    pack::ContentFn content = [&value](const std::string&) -> Result<std::span<const uint8_t>> {
+      return std::span<const uint8_t>(static_cast<const uint8_t*>(value.data), value.nbytes());
+    };
+    Result<pack::PackPlan> plan =
+        f ? family->plan(use, *f, content, pool_)
+          : Result<pack::PackPlan>(unimplemented("no format at this level"));
+    if (!plan.ok()) {
+      // Not packable (an empty weight): the consumer computes from the source.
+      d.detail +=
+          (d.detail.empty() ? "" : "; ") + std::string("not packed: ") + plan.status().message();
+      decisions_.push_back(std::move(d));
+      cache_[key] = out;
+      return out;
     }
     auto t1 = std::chrono::steady_clock::now();
-    uint64_t size = pack::gemm_b_payload_bytes(*f, src.k, src.n);
-    void* mem = std::aligned_alloc(64, std::max<uint64_t>(64, (size + 63) / 64 * 64));
-    if (mem == nullptr)
-      return resource_exhausted("weight '" + source + "': cannot allocate the pack");
-    std::shared_ptr<void> owner(mem, std::free);
-    std::span<uint8_t> out(static_cast<uint8_t*>(mem), size);
-    OP_RETURN_IF_ERROR(pack::gemm_b_pack(*f, src, out, pool_));
+    OP_ASSIGN_OR_RETURN(auto buf, aligned_buffer(plan->payload_bytes, "weight '" + r.source + "'"));
+    std::span<uint8_t> dst(buf.first, plan->payload_bytes);
+    const auto& fill = r.pack ? r.pack : plan->pack;
+    if (!fill) return internal_error("weight '" + r.source + "': no pack function");
+    OP_RETURN_IF_ERROR(fill(dst).with_context("weight '" + r.source + "'"));
     d.pack_ms = ms_since(t1);
-    d.bytes_packed = b.nbytes();
+    d.bytes_packed = value.nbytes();
     d.format = std::string(f->name);
+    out.format = d.format;
+    out.bytes = dst;
+    out.keep_alive = buf.second;
     if (resolver_ != nullptr && resolver_->options().cache != nullptr &&
         resolver_->options().cache->mode() == resolve::CacheMode::kReadWrite &&
-        res.reason != resolve::MissReason::kOverriddenByInput) {
+        res.reason != resolve::MissReason::kOverriddenByInput &&
+        !request.lineage) {  // the store's keys name one source (resolve/cache_store.h)
       auto t2 = std::chrono::steady_clock::now();
-      const resolve::AcceptableFormat* af = nullptr;
       for (const auto& a : request.formats) {
-        if (a.name == f->name) af = &a;
-      }
-      if (af != nullptr) {
-        auto dims = pack::gemm_b_dims(*f, src.k, src.n);
-        Status s = resolver_->store(request, *af, pack::gemm_b_struct_type(*f), dims, out);
+        if (a.name != f->name) continue;
+        Status s = resolver_->store(request, a, plan->type, plan->dims, dst);
         d.stored = s.ok();
         if (!s.ok()) d.store_error = s.message();  // a failed write-back never fails the run
       }
       d.store_ms = ms_since(t2);
     }
-    pack::PackedGemmB pb{f, std::span<const uint8_t>(out.data(), out.size()), src.k, src.n};
-    prepared = std::make_shared<PackedB>(pb, owner);
   }
   decisions_.push_back(std::move(d));
-  cache_[key] = prepared;
-  return prepared;
+  cache_[key] = out;
+  return out;
 }
 
 uint64_t ResolvedWeights::populate_hits(base::ThreadPool* pool) {

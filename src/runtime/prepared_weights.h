@@ -1,15 +1,14 @@
 // The WeightPreparer that goes through the resolver (SPEC 4.3, 7): for every
-// constant MatMul/Gemm B it asks for the formats the pack layer accepts on this
-// host; a hit uses the mapped payload in place, a miss packs now (and, when the
-// resolver has a writable cache store, persists the pack). Every decision is
-// recorded for `run --json`.
+// constant weight a pack family takes it asks for the formats the family's
+// kernels read on this host; a hit uses the mapped payload in place, a miss
+// packs now (and, when the resolver has a writable cache store, persists the
+// pack). Every decision is recorded for `run --json`.
 #pragma once
 
 #include <chrono>
 #include <map>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "device/cpu_features.h"
@@ -44,17 +43,12 @@ class ResolvedWeights final : public WeightPreparer {
   // `resolver` may be null: every weight is then a miss ("no resolver") and packed.
   ResolvedWeights(resolve::Resolver* resolver, device::IsaLevel level, base::ThreadPool* pool);
 
-  Result<std::shared_ptr<const PreparedB>> prepare(const std::string& source, const Tensor& b,
-                                                   bool transposed,
-                                                   const std::string& consumer) override;
-  // Conv filters the same way (prepared_conv_filters.cc).
-  Result<std::shared_ptr<const PreparedConvFilter>> prepare_conv(
-      const std::string& source, const Tensor& w, const kernels::ConvGeometry& g, size_t mr,
-      const std::string& consumer, bool transposed = false) override;
-
-  // MatMulNBits weights (prepared_lineage_weights.cc): no cache-store write-back,
-  // the store's keys name one source.
-  Result<LineagePack> prepare_lineage(const LineagePackRequest& request) override;
+  // The one preparation body of every pack family (pack/pack_family.h): the
+  // family's request at this level (what explain asks too); a hit maps the
+  // payload in place (copied when misaligned), a miss packs the family's miss
+  // format and writes it back to a writable cache store. A use the family
+  // cannot pack (an empty weight) is recorded and left to the consumer.
+  Result<PreparedPack> prepare_pack(const WeightRequest& request) override;
 
   const std::vector<WeightDecision>& decisions() const { return decisions_; }
 
@@ -69,10 +63,7 @@ class ResolvedWeights final : public WeightPreparer {
   resolve::Resolver* resolver_;
   device::IsaLevel level_;
   base::ThreadPool* pool_;
-  std::map<std::pair<std::string, bool>, std::shared_ptr<const PreparedB>> cache_;
-  std::map<std::string, LineagePack> lineage_cache_;
-  std::map<std::tuple<std::string, int64_t, bool>, std::shared_ptr<const PreparedConvFilter>>
-      conv_cache_;  // (source, group, transposed)
+  std::map<std::string, PreparedPack> cache_;  // by family, source, use key and lineage
   std::vector<WeightDecision> decisions_;
   std::vector<std::span<const uint8_t>> hit_payloads_;
 };

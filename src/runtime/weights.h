@@ -13,6 +13,7 @@
 
 #include "base/thread_pool.h"
 #include "kernels/f32_conv/f32_conv.h"
+#include "onnx_prepack.pb.h"
 #include "onnx_prepack/status.h"
 #include "runtime/tensor.h"
 
@@ -46,44 +47,37 @@ class PreparedConvFilter {
   virtual size_t mr() const = 0;
 };
 
-// A pack that reads several initializers (MatMulNBits: B, scales, zero
-// points), resolved with its lineage (SPEC 4.5). `pack` fills exactly `bytes`
-// bytes on a miss.
-struct LineagePackRequest {
-  std::string source;  // primary initializer
-  std::string consumer;
-  std::string format, format_version;
-  std::vector<uint64_t> dims;
-  uint64_t bytes = 0;
-  std::vector<std::pair<std::string, std::string>> roles;  // (role, initializer name)
-  std::vector<std::pair<std::string, std::string>> attrs;  // (attribute, value)
+// What a consumer asks the session's preparer for: input `input` of `node`,
+// the constant initializer `source` with value `value`. `pack`, when set,
+// fills a miss's pack from the consumer's own constants (the family's pack
+// from `value` otherwise).
+struct WeightRequest {
+  const onnx::NodeProto* node = nullptr;
+  int input = 0;
+  std::string source;
+  const Tensor* value = nullptr;
+  int32_t model_type = 0;  // the initializer's element type in the model (0: value's)
   std::function<Status(std::span<uint8_t>)> pack;
 };
-struct LineagePack {
-  std::span<const uint8_t> bytes;  // 64-byte aligned; empty = the preparer does not handle it
+
+// A prepared pack: a mapped hit or a fresh pack, 64-byte aligned. Empty
+// bytes: not prepared (the consumer computes from the source).
+struct PreparedPack {
+  std::string format;  // the persisted format's name
+  std::span<const uint8_t> bytes;
   std::shared_ptr<const void> keep_alive;
 };
 
 class WeightPreparer {
  public:
   virtual ~WeightPreparer() = default;
-  // A mapped hit or a fresh pack; the default leaves packing to the kernel.
-  virtual Result<LineagePack> prepare_lineage(const LineagePackRequest&) { return LineagePack{}; }
-  // `source` is the initializer's name; `b` its value ([K, N], or [N, K] when
-  // `transposed`). `consumer` names the node for diagnostics.
-  virtual Result<std::shared_ptr<const PreparedB>> prepare(const std::string& source,
-                                                           const Tensor& b, bool transposed,
-                                                           const std::string& consumer) = 0;
-  // A constant Conv filter `w` of geometry `g` for a kernel reading blocks of
-  // `mr` rows (0: depthwise taps); `transposed`: a ConvTranspose filter
-  // [C, M/group, k...] as its GEMM operand (pack/conv_filter_format.h). A null
-  // result (the default) lets the kernel pack it itself.
-  virtual Result<std::shared_ptr<const PreparedConvFilter>> prepare_conv(
-      const std::string& source, const Tensor& w, const kernels::ConvGeometry& g, size_t mr,
-      const std::string& consumer, bool transposed = false) {
-    (void)source, (void)w, (void)g, (void)mr, (void)consumer, (void)transposed;
-    return std::shared_ptr<const PreparedConvFilter>();
-  }
+  // The default leaves packing to the kernel.
+  virtual Result<PreparedPack> prepare_pack(const WeightRequest&) { return PreparedPack{}; }
 };
+
+// A consumer's view of a prepared pack of its own family: a GEMM B [k, n]
+// (null when `p` is empty) and a Conv filter in its format's rows.
+Result<std::shared_ptr<const PreparedB>> packed_b(const PreparedPack& p, int64_t k, int64_t n);
+Result<std::shared_ptr<const PreparedConvFilter>> packed_conv_filter(const PreparedPack& p);
 
 }  // namespace onnx_prepack::runtime

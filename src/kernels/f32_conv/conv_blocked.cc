@@ -62,6 +62,16 @@ const F32GemmKernel* conv_gemm_kernel(device::IsaLevel level) {
   return nullptr;
 }
 
+const F32GemmKernel* conv_gemm_kernel_rows(size_t mr, device::IsaLevel level) {
+  const F32GemmKernel* twin = nullptr;
+  for (const F32GemmKernel& k : kF32GemmKernels) {
+    if (k.mr != mr) continue;
+    if (k.isa != device::IsaLevel::kRef && k.isa <= level) return &k;
+    if (k.isa == device::IsaLevel::kRef) twin = &k;
+  }
+  return twin;
+}
+
 size_t conv_blocked_scratch_floats(const ConvGeometry&, const F32GemmKernel& k) {
   return kTilePanels * kKc * k.nr;
 }

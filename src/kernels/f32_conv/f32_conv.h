@@ -65,6 +65,10 @@ void pack_blocked_filter(const float* w, const ConvGeometry& g, size_t mr, float
 
 // The microkernel used for blocked filters of `mr` rows at `level`.
 const F32GemmKernel* conv_gemm_kernel(device::IsaLevel level);
+// The microkernel for blocks of `mr` rows at `level`: the native one of those
+// rows, else its portable twin (a filter packed for another level's kernel
+// runs unchanged; nullptr when no kernel has `mr` rows).
+const F32GemmKernel* conv_gemm_kernel_rows(size_t mr, device::IsaLevel level);
 
 // Scratch floats per worker for conv_blocked.
 size_t conv_blocked_scratch_floats(const ConvGeometry& g, const F32GemmKernel& k);

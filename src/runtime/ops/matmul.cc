@@ -19,9 +19,18 @@ Result<std::shared_ptr<const PreparedB>> prepared_b(BuildContext& ctx, int index
     return std::shared_ptr<const PreparedB>();
   }
   if (ctx.weights() != nullptr && b.is_initializer) {
-    auto r = ctx.weights()->prepare(b.name, *b.value, transposed, ctx.node().name());
+    WeightRequest req;
+    req.node = &ctx.node();
+    req.input = index;
+    req.source = b.name;
+    req.value = b.value;
+    auto r = ctx.weights()->prepare_pack(req);
     if (!r.ok()) return r.status().with_context(ctx.where());
-    return r;
+    const int64_t k = transposed ? b.shape[1] : b.shape[0],
+                  n = transposed ? b.shape[0] : b.shape[1];
+    auto prepared = packed_b(*r, k, n);
+    if (!prepared.ok()) return prepared.status().with_context(ctx.where());
+    return prepared;
   }
   return std::shared_ptr<const PreparedB>();
 }

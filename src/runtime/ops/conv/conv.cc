@@ -34,7 +34,11 @@ class ConvKernel final : public Kernel {
     if (dw_) {
       row_ = kernels::dw_row_select(device::host_isa_level());
     } else {
-      uk_ = kernels::conv_gemm_kernel(device::host_isa_level());
+      // The filter's rows choose the microkernel: a compiled pack of another
+      // level's rows (m6 on an AVX-512 host) runs on the kernel that reads it.
+      uk_ = filter_ != nullptr
+                ? kernels::conv_gemm_kernel_rows(filter_->mr(), device::host_isa_level())
+                : kernels::conv_gemm_kernel(device::host_isa_level());
       // Unit column stride: the indirect kernel reads the padded input in place.
       if (kernels::conv_indirect_applies(g_)) {
         indirect_ = kernels::conv_indirect_select(uk_->mr, device::host_isa_level());

@@ -26,6 +26,22 @@ class OwnedFilter final : public PreparedConvFilter {
   size_t mr_;
 };
 
+// The session's pack of the filter (null: none, the caller packs it): a hit
+// in any format the kernels at this level read, its rows in mr().
+Result<std::shared_ptr<const PreparedConvFilter>> prepared_filter(BuildContext& ctx, int index) {
+  const ValueDesc& w = ctx.input(index);
+  WeightRequest req;
+  req.node = &ctx.node();
+  req.input = index;
+  req.source = w.name;
+  req.value = w.value;
+  auto r = ctx.weights()->prepare_pack(req);
+  if (!r.ok()) return r.status().with_context(ctx.where());
+  auto f = packed_conv_filter(*r);
+  if (!f.ok()) return f.status().with_context(ctx.where());
+  return f;
+}
+
 }  // namespace
 
 size_t conv_filter_rows(const kernels::ConvGeometry& g) {
@@ -38,9 +54,8 @@ Result<std::shared_ptr<const PreparedConvFilter>> prepare_conv_filter(
   const ValueDesc& w = ctx.input(index);
   const size_t mr = conv_filter_rows(g);
   if (ctx.weights() != nullptr && w.is_initializer) {
-    auto r = ctx.weights()->prepare_conv(w.name, *w.value, g, mr, ctx.node().name());
-    if (!r.ok()) return r.status().with_context(ctx.where());
-    if (*r != nullptr) return r;
+    OP_ASSIGN_OR_RETURN(auto f, prepared_filter(ctx, index));
+    if (f != nullptr && (f->mr() == 0) == (mr == 0)) return f;
   }
   const float* src = static_cast<const float*>(w.value->data);
   const size_t floats = kernels::blocked_filter_floats(g);
@@ -103,9 +118,8 @@ Result<std::shared_ptr<const PreparedConvFilter>> prepare_conv_transpose_filter(
   const ValueDesc& w = ctx.input(1);
   const size_t mr = kernels::conv_gemm_kernel(device::host_isa_level())->mr;
   if (ctx.weights() != nullptr && w.is_initializer) {
-    auto r = ctx.weights()->prepare_conv(w.name, *w.value, gemm, mr, ctx.node().name(), true);
-    if (!r.ok()) return r.status().with_context(ctx.where());
-    if (*r != nullptr) return r;
+    OP_ASSIGN_OR_RETURN(auto f, prepared_filter(ctx, 1));
+    if (f != nullptr) return f;
   }
   auto f = std::make_shared<OwnedFilter>(conv_transpose_pack_floats(w.shape, gemm), mr);
   if (f->data() == nullptr) return resource_exhausted(ctx.where() + ": cannot allocate the filter");

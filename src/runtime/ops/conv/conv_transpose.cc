@@ -67,7 +67,9 @@ class ConvTransposeKernel final : public Kernel {
         w_dims_(std::move(w_dims)),
         filter_(std::move(filter)),
         has_bias_(has_bias),
-        uk_(kernels::conv_gemm_kernel(device::host_isa_level())) {}
+        uk_(filter_ != nullptr
+                ? kernels::conv_gemm_kernel_rows(filter_->mr(), device::host_isa_level())
+                : kernels::conv_gemm_kernel(device::host_isa_level())) {}
 
   void run(const KernelIO& io) const override {
     const float* xp = static_cast<const float*>(io.in[0]);

@@ -170,24 +170,20 @@ Result<std::shared_ptr<const uint8_t>> pack_matmul_nbits(const BuildContext& ctx
   const bool initializers = ctx.input(1).is_initializer && ctx.input(2).is_initializer &&
                             (!ctx.has_input(3) || ctx.input(3).is_initializer);
   if (ctx.weights() != nullptr && initializers) {
-    const pack::QGemmBFormat* f = pack::q_gemm_b_format(p.shape.bits);
-    const resolve::LineageRequest lineage = pack::matmul_nbits_lineage(ctx.node());
-    LineagePackRequest r;
+    WeightRequest r;
+    r.node = &ctx.node();
+    r.input = 1;
     r.source = ctx.input(1).name;
-    r.consumer = ctx.node().name();
-    r.format = std::string(f->name);
-    r.format_version = std::string(f->version);
-    r.dims = pack::q_gemm_b_dims(p.shape);
-    r.bytes = pack::q_gemm_b_payload_bytes(p.shape);
-    r.roles = lineage.roles;
-    r.attrs = lineage.attrs;
+    r.value = ctx.input_value(1);
+    const uint64_t bytes = pack::q_gemm_b_payload_bytes(p.shape);
     r.pack = [&](std::span<uint8_t> out) {
+      if (out.size() != bytes) return internal_error("MatMulNBits pack size differs");
       fill_matmul_nbits(ctx, p, out.data());
       return ok_status();
     };
-    auto got = ctx.weights()->prepare_lineage(r);
+    auto got = ctx.weights()->prepare_pack(r);
     if (!got.ok()) return got.status().with_context(ctx.where());
-    if (!got->bytes.empty()) {
+    if (!got->bytes.empty() && got->bytes.size() == bytes) {
       return std::shared_ptr<const uint8_t>(got->keep_alive, got->bytes.data());
     }
   }

@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""The pack-family matrix: for every pack family x compile target set x
+ONNX_PREPACK_MAX_ISA, `explain --json` must give every weight the decision and
+reason `run --json` records, and a run on the compiled model (hits) must give
+the same output bytes as a run on the source model (misses).
+
+Also the cases compile used to skip silently: Constant-node weights (lifted by
+default), initializers that are also graph inputs (packed; a fed input is
+computed from), and an empty weight (not packed, with a reason; run computes).
+
+usage: pack_family_matrix.py --cli build/src/cli/onnx-prepack
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+RNG = np.random.default_rng(7)
+
+
+def init(name, shape, dtype=np.float32):
+    return numpy_helper.from_array(RNG.standard_normal(shape).astype(dtype), name)
+
+
+def model(nodes, inputs, outputs, inits, opset=17, extra_opsets=()):
+    g = helper.make_graph(nodes, "g", inputs, outputs, inits)
+    ops = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in extra_opsets]
+    m = helper.make_model(g, opset_imports=ops)
+    m.ir_version = 8
+    return m
+
+
+def vi(name, shape, t=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, t, shape)
+
+
+def gemm_models():
+    """gemm_b: MatMul (kn) and Gemm transB (nk)."""
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"], name="mm"),
+             helper.make_node("Gemm", ["h", "w2"], ["y"], name="gemm", transB=1)]
+    return model(nodes, [vi("x", [3, 20])], [vi("y", [3, 40])],
+                 [init("w1", [20, 36]), init("w2", [40, 36])])
+
+
+def conv_models():
+    """conv_filter: blocked, depthwise and transposed filters."""
+    nodes = [helper.make_node("Conv", ["x", "wc"], ["a"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["a", "wd"], ["b"], name="dw", group=16, pads=[1, 1, 1, 1]),
+             helper.make_node("ConvTranspose", ["b", "wt"], ["y"], name="deconv", strides=[2, 2])]
+    return model(nodes, [vi("x", [1, 3, 9, 9])], [vi("y", [1, 5, 18, 18])],
+                 [init("wc", [16, 3, 3, 3]), init("wd", [16, 1, 3, 3]), init("wt", [16, 5, 2, 2])])
+
+
+def nbits_models():
+    """q_gemm_b: a 4-bit MatMulNBits with zero points (lineage-bound)."""
+    k, n, block = 64, 24, 32
+    blocks = k // block
+    b = numpy_helper.from_array(RNG.integers(0, 256, (n, blocks, block // 2), dtype=np.uint8), "qb")
+    scales = numpy_helper.from_array((RNG.random(n * blocks) * 0.1 + 0.01).astype(np.float32), "qs")
+    zp = numpy_helper.from_array(RNG.integers(0, 256, (n * ((blocks + 1) // 2),), dtype=np.uint8),
+                                 "qz")
+    node = helper.make_node("MatMulNBits", ["x", "qb", "qs", "qz"], ["y"], name="nbits",
+                            domain="com.microsoft", K=k, N=n, bits=4, block_size=block)
+    return model([node], [vi("x", [2, k])], [vi("y", [2, n])], [b, scales, zp],
+                 extra_opsets=[("com.microsoft", 1)])
+
+
+def constant_node_model():
+    w = RNG.standard_normal((12, 10)).astype(np.float32)
+    nodes = [helper.make_node("Constant", [], ["wk"], value=numpy_helper.from_array(w)),
+             helper.make_node("MatMul", ["x", "wk"], ["y"], name="mm")]
+    return model(nodes, [vi("x", [2, 12])], [vi("y", [2, 10])], [])
+
+
+def graph_input_model():
+    nodes = [helper.make_node("MatMul", ["x", "wi"], ["y"], name="mm")]
+    return model(nodes, [vi("x", [2, 12]), vi("wi", [12, 10])], [vi("y", [2, 10])],
+                 [init("wi", [12, 10])])
+
+
+def empty_weight_model():
+    nodes = [helper.make_node("MatMul", ["x", "we"], ["y"], name="mm")]
+    return model(nodes, [vi("x", [2, 0])], [vi("y", [2, 5])],
+                 [numpy_helper.from_array(np.zeros((0, 5), np.float32), "we")])
+
+
+FAMILIES = {"gemm_b": gemm_models, "conv_filter": conv_models, "q_gemm_b": nbits_models}
+TARGETS = [["host"], ["x86_64-v3"], ["x86_64-v4"], ["x86_64-v3", "x86_64-v4"]]
+ISAS = ["avx512", "avx2", "ref"]
+
+
+class Matrix:
+    def __init__(self, cli, tmp):
+        self.cli, self.tmp, self.cases, self.failures = cli, tmp, 0, []
+
+    def run(self, args, isa=None, check=True):
+        env = dict(os.environ)
+        env["ONNX_PREPACK_MEMO_DIR"] = os.path.join(self.tmp, "memo")
+        if isa:
+            env["ONNX_PREPACK_MAX_ISA"] = isa
+        p = subprocess.run([self.cli] + args, capture_output=True, text=True, env=env)
+        if check and p.returncode != 0:
+            raise RuntimeError(f"{' '.join(args)}: exit {p.returncode}: {p.stderr}{p.stdout}")
+        return p
+
+    def fail(self, what):
+        self.failures.append(what)
+        print("FAIL " + what)
+
+    def outputs(self, model_path, isa, tag, extra=()):
+        d = os.path.join(self.tmp, tag)
+        os.makedirs(d, exist_ok=True)
+        p = self.run(["run", model_path, "--json", "--seed", "3", "--output-dir", d] + list(extra),
+                     isa)
+        doc = json.loads(p.stdout)
+        outs = {n: open(o["file"], "rb").read() for n, o in doc["outputs"].items()}
+        return doc, outs
+
+    def check_model(self, name, m, targets, isa, expect_all_hits):
+        src = os.path.join(self.tmp, f"{name}.onnx")
+        onnx.save(m, src)
+        tag = f"{name}-{'+'.join(targets)}-{isa}"
+        out = os.path.join(self.tmp, tag + ".onnx")
+        args = ["compile", src, "-o", out, "--json"]
+        for t in targets:
+            args += ["--target", t]
+        comp = json.loads(self.run(args).stdout)
+        if comp["entries"] == 0:
+            self.fail(f"{tag}: compile wrote no entry ({comp['skipped']})")
+            return
+        explain = json.loads(self.run(["explain", out, "--json"], isa).stdout)
+        run_doc, hit_out = self.outputs(out, isa, tag + "-hits")
+        _, miss_out = self.outputs(src, isa, tag + "-misses")
+        self.cases += 1
+        ex = {(w["name"], w["decision"], w["reason"] or "") for w in explain["weights"]}
+        rn = {(w["name"], w["decision"], w["reason"] or "") for w in run_doc["weights"]}
+        if ex != rn:
+            self.fail(f"{tag}: explain {sorted(ex)} != run {sorted(rn)}")
+        if hit_out != miss_out:
+            self.fail(f"{tag}: outputs with compiled entries differ from the source model's")
+        if expect_all_hits and run_doc["totals"]["misses"] != 0:
+            self.fail(f"{tag}: expected all hits, got {sorted(rn)}")
+        print(f"ok {tag}: {run_doc['totals']['hits']} hits, {run_doc['totals']['misses']} misses")
+
+    def special_cases(self):
+        # Constant-node weights: lifted by default, packed, hits.
+        src = os.path.join(self.tmp, "const.onnx")
+        onnx.save(constant_node_model(), src)
+        out = os.path.join(self.tmp, "const.compiled.onnx")
+        comp = json.loads(self.run(["compile", src, "-o", out, "--json"]).stdout)
+        doc, hit = self.outputs(out, None, "const-hit")
+        _, miss = self.outputs(src, None, "const-miss")
+        self.cases += 1
+        if comp["lifted_constants"] != 1 or comp["entries"] < 1 or doc["totals"]["hits"] != 1:
+            self.fail(f"constant node: {comp} {doc['totals']}")
+        if hit != miss:
+            self.fail("constant node: outputs differ")
+        kept = json.loads(self.run(["compile", src, "-o", out + "2", "--json", "--no-lift-constants"]
+                                   ).stdout)
+        text = self.run(["compile", src, "-o", out + "3", "--no-lift-constants"]).stdout
+        if kept["entries"] != 0 or "--no-lift-constants" not in text:
+            self.fail(f"--no-lift-constants: {kept} {text!r}")
+
+        # An initializer that is also a graph input: packed, a hit when not
+        # fed; fed, the fed value is computed from (a miss overridden_by_input).
+        src = os.path.join(self.tmp, "gi.onnx")
+        onnx.save(graph_input_model(), src)
+        out = os.path.join(self.tmp, "gi.compiled.onnx")
+        comp = json.loads(self.run(["compile", src, "-o", out, "--json"]).stdout)
+        doc, _ = self.outputs(out, None, "gi-hit", ["--input", "x=random"])
+        self.cases += 1
+        if comp["entries"] < 1 or doc["totals"]["hits"] != 1:
+            self.fail(f"graph-input initializer: {comp} {doc['totals']}")
+        wfeed = os.path.join(self.tmp, "wi.npy")
+        np.save(wfeed, np.ones((12, 10), np.float32))
+        xfeed = os.path.join(self.tmp, "x.npy")
+        np.save(xfeed, np.full((2, 12), 0.5, np.float32))
+        doc, outs = self.outputs(out, None, "gi-fed", ["--input", f"wi={wfeed}", "--input",
+                                                       f"x={xfeed}"])
+        y = np.load(doc["outputs"]["y"]["file"])
+        if doc["totals"]["hits"] != 0 or not np.array_equal(y, np.full((2, 10), 6.0, np.float32)):
+            self.fail(f"fed graph input: {doc['totals']} {y}")
+
+        # An empty weight: compile says why it is not packed; run computes zeros.
+        src = os.path.join(self.tmp, "empty.onnx")
+        onnx.save(empty_weight_model(), src)
+        out = os.path.join(self.tmp, "empty.compiled.onnx")
+        comp = json.loads(self.run(["compile", src, "-o", out, "--json"]).stdout)
+        self.cases += 1
+        if comp["entries"] != 0 or not any(s["name"] == "we" for s in comp["skipped"]):
+            self.fail(f"empty weight compile: {comp}")
+        for path in (src, out):
+            doc, _ = self.outputs(path, None, "empty-" + os.path.basename(path))
+            y = np.load(doc["outputs"]["y"]["file"])
+            if y.shape != (2, 5) or np.any(y != 0):
+                self.fail(f"empty weight run of {path}: {y}")
+        explain = json.loads(self.run(["explain", out, "--json"]).stdout)
+        ex = {(w["name"], w["decision"], w["reason"]) for w in explain["weights"]}
+        rn = {(w["name"], w["decision"], w["reason"]) for w in doc["weights"]}
+        if ex != rn:
+            self.fail(f"empty weight: explain {ex} != run {rn}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", required=True)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        m = Matrix(os.path.abspath(args.cli), tmp)
+        host_isa = "avx512" if "avx512f" in open("/proc/cpuinfo").read() else "avx2"
+        for fam, make in FAMILIES.items():
+            for targets in TARGETS:
+                for isa in ISAS:
+                    # A target the capped host runs natively: every weight hits
+                    # (MatMulNBits' baseline format: at every level).
+                    level = {"ref": 0, "avx2": 1, "avx512": 2}
+                    cap = min(level[isa], level[host_isa])
+                    tl = {"host": level[host_isa], "x86_64-v3": 1, "x86_64-v4": 2}
+                    all_hits = fam == "q_gemm_b" or (cap >= 1 and
+                                                     any(tl[t] <= cap for t in targets))
+                    m.check_model(fam, make(), targets, isa, all_hits)
+        m.special_cases()
+        print(f"{m.cases} cases, {len(m.failures)} failures")
+        print(f"{m.cases - len(m.failures)} passed, {len(m.failures)} failed")
+        return 1 if m.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
