@@ -71,24 +71,50 @@ const onnx::AttributeProto* BuildContext::attr(std::string_view name) const {
   return nullptr;
 }
 
-int64_t BuildContext::attr_int(std::string_view name, int64_t fallback) const {
+void BuildContext::check_repeated_attrs() {
+  const auto& as = node_.attribute();
+  for (int i = 0; i < as.size() && attr_status_.ok(); ++i) {
+    for (int j = 0; j < i; ++j) {
+      if (as[i].name() == as[j].name()) {
+        attr_status_ = error("attribute '" + as[i].name() + "' is given more than once");
+        break;
+      }
+    }
+  }
+}
+
+const onnx::AttributeProto* BuildContext::typed_attr(
+    std::string_view name, onnx::AttributeProto::AttributeType want) const {
   const auto* a = attr(name);
+  if (a == nullptr) return nullptr;
+  // Models older than IR version 2 leave the type unset: read the field.
+  if (a->type() == want || a->type() == onnx::AttributeProto::UNDEFINED) return a;
+  if (attr_status_.ok()) {
+    attr_status_ = error("attribute '" + std::string(name) + "' must be " +
+                         onnx::AttributeProto::AttributeType_Name(want) + ", got " +
+                         onnx::AttributeProto::AttributeType_Name(a->type()));
+  }
+  return nullptr;
+}
+
+int64_t BuildContext::attr_int(std::string_view name, int64_t fallback) const {
+  const auto* a = typed_attr(name, onnx::AttributeProto::INT);
   return a ? a->i() : fallback;
 }
 
 float BuildContext::attr_float(std::string_view name, float fallback) const {
-  const auto* a = attr(name);
+  const auto* a = typed_attr(name, onnx::AttributeProto::FLOAT);
   return a ? a->f() : fallback;
 }
 
 std::optional<std::vector<int64_t>> BuildContext::attr_ints(std::string_view name) const {
-  const auto* a = attr(name);
+  const auto* a = typed_attr(name, onnx::AttributeProto::INTS);
   if (a == nullptr) return std::nullopt;
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());
 }
 
 std::string BuildContext::attr_string(std::string_view name, std::string fallback) const {
-  const auto* a = attr(name);
+  const auto* a = typed_attr(name, onnx::AttributeProto::STRING);
   return a ? a->s() : fallback;
 }
 

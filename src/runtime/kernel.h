@@ -122,6 +122,7 @@ class BuildContext {
                WeightPreparer* weights)
       : node_(node), opset_(opset), inputs_(std::move(inputs)), weights_(weights) {
     outputs_.resize(size_t(node.output_size()));
+    check_repeated_attrs();
   }
 
   const onnx::NodeProto& node() const { return node_; }
@@ -169,8 +170,17 @@ class BuildContext {
     if (i < output_count()) outputs_[size_t(i)].model_dtype = dtype;
   }
 
-  // Attributes.
+  // Attributes. The typed getters return `fallback` for an absent attribute;
+  // one present with another type (an INT alpha) is not read: it records an
+  // error naming the attribute and both types in attr_status(), which the
+  // planner returns for the node. A node that repeats an attribute name fails
+  // the same way. attr() is the untyped access.
   const onnx::AttributeProto* attr(std::string_view name) const;
+  // `name` when present with type `want` (or an untyped legacy attribute);
+  // otherwise nullptr, and a present one of another type records the error.
+  const onnx::AttributeProto* typed_attr(std::string_view name,
+                                         onnx::AttributeProto::AttributeType want) const;
+  const Status& attr_status() const { return attr_status_; }
   int64_t attr_int(std::string_view name, int64_t fallback) const;
   float attr_float(std::string_view name, float fallback) const;
   std::optional<std::vector<int64_t>> attr_ints(std::string_view name) const;
@@ -200,6 +210,8 @@ class BuildContext {
   std::vector<Output> outputs_;
   std::vector<std::pair<int, int>> alias_;
   mutable bool needed_unknown_value_ = false;
+  mutable Status attr_status_;  // the first attribute error (repeated name, wrong type)
+  void check_repeated_attrs();
 };
 
 // Builder: checks the node, sets outputs, returns a kernel (or nullptr when

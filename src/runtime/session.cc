@@ -389,7 +389,11 @@ Status Session::build_node(int ni, bool& needs_value) {
   BuildContext ctx(node, opset_, descs, options_.weights);
   ctx.set_implicit_inputs(std::move(implicit));
   ctx.set_subgraph_env(env_.get());
+  OP_RETURN_IF_ERROR(ctx.attr_status());           // an attribute name given twice
   auto built = build_with_half_adapter(*op, ctx);  // half_adapter.h: 16-bit floats through float
+  // An attribute of the wrong type was not read (its default stood in): that
+  // error, not what the builder made of the default.
+  OP_RETURN_IF_ERROR(ctx.attr_status());
   if (!built.ok()) {
     needs_value = ctx.needed_unknown_value();
     return built.status();

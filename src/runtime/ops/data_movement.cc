@@ -95,8 +95,8 @@ Result<std::unique_ptr<Kernel>> build_gather(BuildContext& ctx) {
   int64_t nidx = shape_numel(idx->shape);
   bool idx64 = idx->dtype == kInt64;
   size_t w = dtype_size(data->dtype);
-  // Indices out of range cannot be refused at plan time when they are run-time
-  // values: the kernel writes zeros for them instead of reading out of bounds.
+  // Indices out of range are refused at plan time when known; run-time values
+  // are checked by the kernel, which fails the run (as ONNX Runtime does).
   if (const Tensor* v = idx->value) {
     OP_ASSIGN_OR_RETURN(auto iv, to_int64_vector(*v, "indices"));
     for (int64_t i : iv) {
@@ -105,21 +105,26 @@ Result<std::unique_ptr<Kernel>> build_gather(BuildContext& ctx) {
                          std::to_string(dim));
     }
   }
+  const std::string where = ctx.where();
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
     const uint8_t* d = static_cast<const uint8_t*>(io.in[0]);
     uint8_t* o = static_cast<uint8_t*>(io.out[0]);
     size_t row = size_t(inner) * w;
+    for (int64_t j = 0; j < nidx; ++j) {
+      int64_t i = idx64 ? static_cast<const int64_t*>(io.in[1])[j]
+                        : static_cast<const int32_t*>(io.in[1])[j];
+      if (i < -dim || i >= dim) {
+        return report_failure(
+            io, invalid_argument(where + ": index " + std::to_string(i) +
+                                 " is out of range for dimension " + std::to_string(dim)));
+      }
+    }
     for (int64_t a = 0; a < outer; ++a) {
       for (int64_t j = 0; j < nidx; ++j) {
         int64_t i = idx64 ? static_cast<const int64_t*>(io.in[1])[j]
                           : static_cast<const int32_t*>(io.in[1])[j];
         if (i < 0) i += dim;
-        uint8_t* dst = o + (a * nidx + j) * int64_t(row);
-        if (i < 0 || i >= dim) {
-          std::memset(dst, 0, row);
-        } else {
-          std::memcpy(dst, d + (a * dim + i) * int64_t(row), row);
-        }
+        std::memcpy(o + (a * nidx + j) * int64_t(row), d + (a * dim + i) * int64_t(row), row);
       }
     }
   }));
@@ -283,6 +288,9 @@ Result<std::unique_ptr<Kernel>> build_split(BuildContext& ctx) {
     if (parts != nout || nout <= 0)
       return ctx.error("num_outputs " + std::to_string(parts) + " differs from the " +
                        std::to_string(nout) + " outputs");
+    if (ctx.attr("num_outputs") != nullptr && parts > dim)  // as ONNX Runtime refuses it
+      return ctx.error("num_outputs " + std::to_string(parts) +
+                       " is larger than the dimension being split, " + std::to_string(dim));
     int64_t chunk = (dim + parts - 1) / parts;  // the last part may be smaller (opset 18)
     for (int64_t i = 0; i < parts; ++i)
       split.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));

@@ -79,7 +79,7 @@ Result<std::unique_ptr<Kernel>> build_recurrent(BuildContext& ctx, CellKind cell
     s.input_forget = ctx.attr_int("input_forget", 0) != 0;
   }
   s.linear_before_reset = ctx.attr_int("linear_before_reset", 0) != 0;
-  if (const auto* a = ctx.attr("clip")) {
+  if (const auto* a = ctx.typed_attr("clip", onnx::AttributeProto::FLOAT)) {
     s.clip_on = true;
     s.clip = a->f();
   }

@@ -63,7 +63,7 @@ Result<std::vector<RnnActivation>> parse_rnn_activations(const BuildContext& ctx
                                                          const std::vector<std::string>& defaults,
                                                          int directions) {
   std::vector<std::string> names;
-  if (const auto* a = ctx.attr("activations")) {
+  if (const auto* a = ctx.typed_attr("activations", onnx::AttributeProto::STRINGS)) {
     for (const auto& s : a->strings()) names.push_back(s);
   }
   if (names.empty()) names = defaults;
@@ -78,9 +78,9 @@ Result<std::vector<RnnActivation>> parse_rnn_activations(const BuildContext& ctx
                      std::to_string(per) + " per direction are needed");
   }
   std::vector<float> alphas, betas;
-  if (const auto* a = ctx.attr("activation_alpha"))
+  if (const auto* a = ctx.typed_attr("activation_alpha", onnx::AttributeProto::FLOATS))
     alphas.assign(a->floats().begin(), a->floats().end());
-  if (const auto* a = ctx.attr("activation_beta"))
+  if (const auto* a = ctx.typed_attr("activation_beta", onnx::AttributeProto::FLOATS))
     betas.assign(a->floats().begin(), a->floats().end());
   size_t ai = 0, bi = 0;
   std::vector<RnnActivation> out;

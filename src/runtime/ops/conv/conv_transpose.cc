@@ -168,6 +168,11 @@ Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
   if (out_shape && !out_shape->empty() && out_shape->size() != r) {
     return ctx.error("output_shape must have " + std::to_string(r) + " values");
   }
+  for (size_t i = 0; out_shape && i < out_shape->size(); ++i) {
+    if ((*out_shape)[i] < 0)
+      return ctx.error("output_shape[" + std::to_string(i) +
+                       "] = " + std::to_string((*out_shape)[i]) + " is negative");
+  }
   win.pad_begin.assign(r, 0);
   win.pad_end.assign(r, 0);
   win.out.assign(r, 0);

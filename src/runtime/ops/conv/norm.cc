@@ -161,7 +161,8 @@ Result<std::unique_ptr<Kernel>> build_lrn(BuildContext& ctx) {
   const ValueDesc& x = ctx.input(0);
   if (x.shape.size() < 3) return ctx.error("X must have rank >= 3, got " + shape_string(x.shape));
   const int64_t size = ctx.attr_int("size", 0);
-  if (size <= 0) return ctx.error("size must be positive");
+  if (size <= 0 || size % 2 == 0)  // odd, as ONNX Runtime requires
+    return ctx.error("size must be positive and odd, got " + std::to_string(size));
   const float alpha = ctx.attr_float("alpha", 1e-4f), beta = ctx.attr_float("beta", 0.75f),
               bias = ctx.attr_float("bias", 1.0f);
   const int64_t n = x.shape[0], c = x.shape[1], plane = plane_of(x.shape);

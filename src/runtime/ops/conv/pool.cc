@@ -230,6 +230,16 @@ Result<PoolPlan> read_pool(BuildContext& ctx, const ValueDesc& x, PoolKind kind,
                          (kind == PoolKind::kLp && op >= 18);
     const bool ceil = has_ceil && ctx.attr_int("ceil_mode", 0) != 0;
     OP_ASSIGN_OR_RETURN(win, read_window(ctx, x.shape, *ks, ceil, has_dil));
+    // As ONNX Runtime: explicit pads smaller than the kernel (a window all
+    // padding has no element to take).
+    if (ctx.attr_string("auto_pad", "NOTSET") == "NOTSET") {
+      for (size_t i = 0; i < r; ++i) {
+        if (win.pad_begin[i] >= win.kernel[i] || win.pad_end[i] >= win.kernel[i])
+          return ctx.error("pads " + std::to_string(win.pad_begin[i]) + " / " +
+                           std::to_string(win.pad_end[i]) + " of spatial dim " + std::to_string(i) +
+                           " must be smaller than kernel_shape " + std::to_string(win.kernel[i]));
+      }
+    }
   }
   pl.rank = int(r);
   pl.g = to_geometry(win, x.shape[0], x.shape[1], x.shape[1], 1);

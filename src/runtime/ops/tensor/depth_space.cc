@@ -7,7 +7,13 @@ namespace {
 Result<int64_t> block_size(BuildContext& ctx, const ValueDesc& x) {
   if (x.shape.size() != 4) return ctx.error("input must be 4-D, got " + shape_string(x.shape));
   int64_t b = ctx.attr_int("blocksize", 0);
-  if (b <= 0) return ctx.error("blocksize must be positive");
+  if (b <= 0) return ctx.error("blocksize must be positive, got " + std::to_string(b));
+  // blocksize^2 and the output dims (x * blocksize, x * blocksize^2) must not
+  // overflow: checked_numel is -1 when a product does.
+  if (checked_numel(Shape{b, b}) < 0 || checked_numel(Shape{x.shape[1], b, b}) < 0 ||
+      checked_numel(Shape{x.shape[2], b}) < 0 || checked_numel(Shape{x.shape[3], b}) < 0)
+    return ctx.error("blocksize " + std::to_string(b) + " overflows with input " +
+                     shape_string(x.shape));
   return b;
 }
 

@@ -1,7 +1,8 @@
 // GatherElements, GatherND, Scatter/ScatterElements and ScatterND (with
 // reductions). Indices out of range are refused at plan time when known; at
-// run time they are skipped (gathers write zeros) instead of touching memory
-// out of bounds.
+// run time GatherElements and ScatterElements fail the run on them (as ONNX
+// Runtime does), GatherND and ScatterND skip them (gathers write zeros)
+// instead of touching memory out of bounds.
 #include <algorithm>
 #include <cstring>
 
@@ -63,6 +64,25 @@ Status check_known_indices(BuildContext& ctx, const ValueDesc& idx, int64_t dim)
   return ok_status();
 }
 
+// GatherElements / ScatterElements: indices may be no larger than data on the
+// axes other than `axis` (the kernels address data with the indices'
+// coordinates there).
+Status check_elements_shape(BuildContext& ctx, const Shape& data, const Shape& idx, int64_t axis) {
+  for (size_t a = 0; a < data.size(); ++a) {
+    if (int64_t(a) != axis && idx[a] > data[a])
+      return ctx.error("indices " + shape_string(idx) + " exceed data " + shape_string(data) +
+                       " on axis " + std::to_string(a) + " (" + std::to_string(idx[a]) + " > " +
+                       std::to_string(data[a]) + "), which is not the gather/scatter axis " +
+                       std::to_string(axis));
+  }
+  return ok_status();
+}
+
+Status index_out_of_range(const std::string& where, int64_t i, int64_t dim) {
+  return invalid_argument(where + ": index " + std::to_string(i) +
+                          " is out of range for dimension " + std::to_string(dim));
+}
+
 }  // namespace
 
 BuildResult build_gather_elements(BuildContext& ctx) {
@@ -76,8 +96,10 @@ BuildResult build_gather_elements(BuildContext& ctx) {
                      shape_string(idx->shape) + " must have one rank >= 1");
   OP_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis", 0), rank, ctx));
   int64_t dim = data->shape[size_t(axis)];
+  OP_RETURN_IF_ERROR(check_elements_shape(ctx, data->shape, idx->shape, axis));
   OP_RETURN_IF_ERROR(check_known_indices(ctx, *idx, dim));
   ctx.set_output(0, data->dtype, idx->shape);
+  const std::string where = ctx.where();
   Shape ishape = idx->shape;
   std::vector<int64_t> dstr = strides_of(data->shape);
   bool is64 = idx->dtype == kInt64;
@@ -91,15 +113,12 @@ BuildResult build_gather_elements(BuildContext& ctx) {
       std::vector<int64_t> pos(size_t(rank), 0);
       for (int64_t e = 0; e < n; ++e) {
         int64_t i = index_at(io.in[1], is64, e);
+        if (i < -dim || i >= dim) return report_failure(io, index_out_of_range(where, i, dim));
         if (i < 0) i += dim;
-        if (i < 0 || i >= dim) {
-          o[e] = T(0);
-        } else {
-          int64_t off = 0;
-          for (int64_t a = 0; a < rank; ++a)
-            off += (a == axis ? i : pos[size_t(a)]) * dstr[size_t(a)];
-          o[e] = d[off];
-        }
+        int64_t off = 0;
+        for (int64_t a = 0; a < rank; ++a)
+          off += (a == axis ? i : pos[size_t(a)]) * dstr[size_t(a)];
+        o[e] = d[off];
         for (int64_t a = rank - 1; a >= 0; --a) {  // odometer over the indices' shape
           if (++pos[size_t(a)] < ishape[size_t(a)]) break;
           pos[size_t(a)] = 0;
@@ -125,8 +144,10 @@ BuildResult build_scatter_elements(BuildContext& ctx) {
                      " must have one rank, indices and updates one shape");
   OP_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis", 0), rank, ctx));
   int64_t dim = data->shape[size_t(axis)];
+  OP_RETURN_IF_ERROR(check_elements_shape(ctx, data->shape, idx->shape, axis));
   OP_RETURN_IF_ERROR(check_known_indices(ctx, *idx, dim));
   ctx.set_output(0, data->dtype, data->shape);
+  const std::string where = ctx.where();
   Shape ishape = idx->shape;
   int64_t total = shape_numel(data->shape);
   std::vector<int64_t> dstr = strides_of(data->shape);
@@ -142,13 +163,12 @@ BuildResult build_scatter_elements(BuildContext& ctx) {
       std::vector<int64_t> pos(size_t(rank), 0);
       for (int64_t e = 0; e < n; ++e) {
         int64_t i = index_at(io.in[1], is64, e);
+        if (i < -dim || i >= dim) return report_failure(io, index_out_of_range(where, i, dim));
         if (i < 0) i += dim;
-        if (i >= 0 && i < dim) {
-          int64_t off = 0;
-          for (int64_t a = 0; a < rank; ++a)
-            off += (a == axis ? i : pos[size_t(a)]) * dstr[size_t(a)];
-          combine(red, o[off], u[e]);
-        }
+        int64_t off = 0;
+        for (int64_t a = 0; a < rank; ++a)
+          off += (a == axis ? i : pos[size_t(a)]) * dstr[size_t(a)];
+        combine(red, o[off], u[e]);
         for (int64_t a = rank - 1; a >= 0; --a) {
           if (++pos[size_t(a)] < ishape[size_t(a)]) break;
           pos[size_t(a)] = 0;

@@ -25,8 +25,21 @@ BuildResult build_max_unpool(BuildContext& ctx) {
   if (strides.size() != sp || pads.size() != 2 * sp)
     return ctx.error("strides or pads do not match the rank");
   Shape def = {x->shape[0], x->shape[1]};
-  for (size_t i = 0; i < sp; ++i)
-    def.push_back((x->shape[2 + i] - 1) * strides[i] - pads[i] - pads[i + sp] + (*kernel)[i]);
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t k = (*kernel)[i], s = strides[i], pb = pads[i], pe = pads[i + sp];
+    // As ONNX Runtime: a positive kernel and stride, pads in [0, kernel).
+    if (k <= 0 || s <= 0 || pb < 0 || pe < 0 || pb >= k || pe >= k)
+      return ctx.error("kernel_shape[" + std::to_string(i) + "] = " + std::to_string(k) +
+                       ", strides = " + std::to_string(s) + ", pads " + std::to_string(pb) + " / " +
+                       std::to_string(pe) +
+                       ": kernel and stride must be positive, pads in [0, kernel)");
+    int64_t d = 0;
+    if (__builtin_mul_overflow(x->shape[2 + i] - 1, s, &d) ||
+        __builtin_add_overflow(d, k - pb - pe, &d))
+      return ctx.error("spatial dim " + std::to_string(i) + " of X " + shape_string(x->shape) +
+                       " does not unpool to a valid size");
+    def.push_back(d);
+  }
   Shape out = def;
   if (ctx.has_input(2)) {
     OP_ASSIGN_OR_RETURN(auto os, ints_for_shape(ctx, 2, "output_shape"));

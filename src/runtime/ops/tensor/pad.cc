@@ -117,8 +117,13 @@ BuildResult build_pad(BuildContext& ctx) {
     if (int64_t(pads.size()) != 2 * na)
       return ctx.error("pads has " + std::to_string(pads.size()) + " entries for " +
                        std::to_string(na) + " axes");
+    std::vector<bool> seen(size_t(rank), false);
     for (int64_t i = 0; i < na; ++i) {
       OP_ASSIGN_OR_RETURN(int64_t a, normalize_axis(axes[size_t(i)], rank, ctx));
+      if (seen[size_t(a)])
+        return ctx.error("axes repeat axis " + std::to_string(a) + " (given as " +
+                         std::to_string(axes[size_t(i)]) + ")");
+      seen[size_t(a)] = true;
       begin[size_t(a)] = pads[size_t(i)];
       end[size_t(a)] = pads[size_t(i + na)];
     }
@@ -129,7 +134,16 @@ BuildResult build_pad(BuildContext& ctx) {
   std::vector<int64_t> lead(static_cast<size_t>(rank)), crop(lead), kept(lead);
   for (int64_t i = 0; i < rank; ++i) {
     int64_t n = x->shape[size_t(i)];
-    int64_t o = n + begin[size_t(i)] + end[size_t(i)];
+    // Overflow-checked: int64 pads near the limits must not wrap. A crop
+    // beyond the dim (pad < -n) is refused below before it is negated.
+    int64_t o = 0;
+    if (__builtin_add_overflow(n, begin[size_t(i)], &o) ||
+        __builtin_add_overflow(o, end[size_t(i)], &o))
+      return ctx.error("pads " + std::to_string(begin[size_t(i)]) + " and " +
+                       std::to_string(end[size_t(i)]) + " overflow dimension " + std::to_string(i) +
+                       " of size " + std::to_string(n));
+    if (begin[size_t(i)] < -n || end[size_t(i)] < -n)
+      return ctx.error("pads crop dimension " + std::to_string(i) + " below zero");
     lead[size_t(i)] = std::max<int64_t>(begin[size_t(i)], 0);
     crop[size_t(i)] = std::max<int64_t>(-begin[size_t(i)], 0);
     kept[size_t(i)] = n - crop[size_t(i)] - std::max<int64_t>(-end[size_t(i)], 0);

@@ -377,7 +377,7 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
     o.nearest = NearestMode::kFloor;
     o.legacy = true;
     if (upsample && opset < 9) {
-      auto a = ctx.attr("scales");
+      auto a = ctx.typed_attr("scales", onnx::AttributeProto::FLOATS);
       if (a == nullptr) return ctx.error("scales are required");
       scales.assign(a->floats().begin(), a->floats().end());
     } else {

@@ -64,7 +64,7 @@ BuildResult build_compress(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const Tensor* cond, value_for_shape(ctx, 1, "condition"));
   if (cond->shape.size() != 1 || !countable(cond->dtype))
     return ctx.error("condition must be a 1-D bool tensor");
-  const auto* a = ctx.attr("axis");
+  const auto* a = ctx.typed_attr("axis", onnx::AttributeProto::INT);
   // Without axis the input is flattened.
   Shape view = a ? x->shape : Shape{shape_numel(x->shape)};
   int64_t rank = int64_t(view.size());

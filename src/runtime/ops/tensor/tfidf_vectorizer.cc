@@ -2,6 +2,7 @@
 // min_gram_length..max_gram_length, consecutive tokens max_skip_count apart at
 // most) in each row, then TF (counts), IDF (weight when present) or TFIDF
 // (count * weight). Strings are refused with the other string tensors.
+#include <algorithm>
 #include <map>
 
 #include "runtime/ops/tensor/tensor_ops.h"
@@ -20,7 +21,8 @@ BuildResult build_tfidf_vectorizer(BuildContext& ctx) {
   auto indexes = ctx.attr_ints("ngram_indexes").value_or(std::vector<int64_t>());
   auto pool = ctx.attr_ints("pool_int64s").value_or(std::vector<int64_t>());
   std::vector<float> weights;
-  if (const auto* a = ctx.attr("weights")) weights.assign(a->floats().begin(), a->floats().end());
+  if (const auto* a = ctx.typed_attr("weights", onnx::AttributeProto::FLOATS))
+    weights.assign(a->floats().begin(), a->floats().end());
   if (min_n < 1 || max_n < min_n || max_skip < 0 || counts.empty())
     return ctx.error("gram lengths, max_skip_count or ngram_counts are invalid");
   if (mode != "TF" && mode != "IDF" && mode != "TFIDF")
@@ -38,18 +40,36 @@ BuildResult build_tfidf_vectorizer(BuildContext& ctx) {
     for (int64_t p = begin; p < end; p += len, ++gram_no) {
       if (gram_no >= int64_t(indexes.size())) return ctx.error("ngram_indexes is too short");
       int64_t oi = indexes[size_t(gram_no)];
-      if (oi < 0) return ctx.error("negative ngram index");
+      // The output has max(ngram_indexes) + 1 columns: an index that large
+      // cannot be an output coordinate (checked_numel's bound).
+      if (oi < 0 || oi >= (int64_t(1) << 62))
+        return ctx.error("ngram_indexes[" + std::to_string(gram_no) + "] = " + std::to_string(oi) +
+                         " is out of range of the output");
       out_dim = std::max(out_dim, oi + 1);
       grams[std::vector<int64_t>(pool.begin() + p, pool.begin() + p + len)] = oi;
     }
   }
   if (!weights.empty() && weights.size() != indexes.size())
     return ctx.error("weights must have one entry per n-gram");
-  std::vector<float> weight_of(size_t(out_dim), 1.0f);
-  for (size_t g = 0; g < weights.size(); ++g) weight_of[size_t(indexes[g])] = weights[g];
   bool batched = x->shape.size() == 2;
   int64_t rows = batched ? x->shape[0] : 1, len = x->shape.back();
-  ctx.set_output(0, kFloat, batched ? Shape{rows, out_dim} : Shape{out_dim});
+  Shape out = batched ? Shape{rows, out_dim} : Shape{out_dim};
+  if (auto b = checked_tensor_bytes(kFloat, out, "output"); !b.ok())
+    return ctx.error("ngram_indexes up to " + std::to_string(out_dim - 1) +
+                     " make the output too large: " + b.status().message());
+  for (size_t g = 0; g < weights.size(); ++g) {
+    if (indexes[g] < 0 || indexes[g] >= out_dim)
+      return ctx.error("ngram_indexes[" + std::to_string(g) + "] = " + std::to_string(indexes[g]) +
+                       " is out of range of the output (" + std::to_string(out_dim) + ")");
+  }
+  std::vector<float> weight_of(size_t(out_dim), 1.0f);
+  for (size_t g = 0; g < weights.size(); ++g) weight_of[size_t(indexes[g])] = weights[g];
+  // Only grams the pool holds can count (lengths up to ngram_counts.size())
+  // and only those that fit in a row: the loops are bounded by the input, not
+  // by max_gram_length / max_skip_count (2^62 must not hang).
+  max_n = std::min<int64_t>(max_n, int64_t(counts.size()));
+  max_skip = std::min<int64_t>(max_skip, len);
+  ctx.set_output(0, kFloat, out);
   bool is64 = x->dtype == kInt64;
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
     float* o = static_cast<float*>(io.out[0]);
@@ -60,6 +80,7 @@ BuildResult build_tfidf_vectorizer(BuildContext& ctx) {
       for (int64_t n = min_n; n <= max_n; ++n) {
         for (int64_t skip = 0; skip <= (n == 1 ? 0 : max_skip); ++skip) {
           int64_t span = (n - 1) * (skip + 1);
+          if (span >= len) break;  // larger skips do not fit either
           for (int64_t i = 0; i + span < len; ++i) {
             gram.clear();
             for (int64_t t = 0; t < n; ++t)

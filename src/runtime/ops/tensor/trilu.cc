@@ -1,5 +1,6 @@
 // Trilu: keeps the upper (j - i >= k) or lower (j - i <= k) triangle of the
 // last two dims; k is read at run time.
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/ops/tensor/tensor_ops.h"
@@ -26,6 +27,9 @@ BuildResult build_trilu(BuildContext& ctx) {
   size_t w = dtype_size(x->dtype);
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
     int64_t k = has_k && io.in[1] ? index_at(io.in[1], k64, 0) : 0;
+    // k beyond [-rows, cols] keeps or zeroes every element, as k = -rows or
+    // cols does; clamped so that i + k + 1 cannot overflow (k = INT64_MAX).
+    k = std::clamp<int64_t>(k, -rows, cols);
     const auto* in = static_cast<const uint8_t*>(io.in[0]);
     auto* o = static_cast<uint8_t*>(io.out[0]);
     for (int64_t m = 0; m < mats; ++m) {

@@ -18,7 +18,7 @@ BuildResult build_unique(BuildContext& ctx) {
   if (!dispatch_numeric(dt, [](auto) {}))
     return ctx.error("type " + dtype_name(x->dtype) + " is not supported");
   bool sorted = ctx.attr_int("sorted", 1) != 0;
-  const auto* a = ctx.attr("axis");
+  const auto* a = ctx.typed_attr("axis", onnx::AttributeProto::INT);
   Shape view = a ? x->shape : Shape{x->numel()};
   int64_t rank = int64_t(view.size());
   int64_t axis = 0;
