@@ -43,25 +43,6 @@ const GemmBFormat* gemm_b_runtime_format(kernels::PackSourceLayout layout, int32
   return nullptr;
 }
 
-std::vector<resolve::AcceptableFormat> gemm_b_acceptable_formats(kernels::PackSourceLayout layout,
-                                                                 int32_t source_type,
-                                                                 device::IsaLevel level) {
-  std::vector<resolve::AcceptableFormat> out;
-  for (const GemmBFormat* f : gemm_b_formats_for(layout, source_type, level)) {
-    resolve::AcceptableFormat a;
-    a.name = std::string(f->name);
-    a.format_version = std::string(f->version);
-    a.required_architecture = std::string(f->architecture);
-    a.check_dims = [f](const onnx::TensorProto& source, const onnx::StructTypeProto& type,
-                       std::span<const uint64_t> dims) {
-      return gemm_b_check_entry(*f, type, dims, source.data_type(),
-                                std::span<const int64_t>(source.dims().data(), source.dims_size()));
-    };
-    out.push_back(std::move(a));
-  }
-  return out;
-}
-
 Status run_gemm(const PackedGemmB& b, const GemmCall& call, base::ThreadPool* pool) {
   if (b.format == nullptr) return invalid_argument("gemm: packed b has no format");
   const uint64_t need = gemm_b_payload_bytes(*b.format, b.k, b.n);

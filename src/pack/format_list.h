@@ -29,12 +29,6 @@ std::vector<const GemmBFormat*> gemm_b_formats_for(kernels::PackSourceLayout lay
 const GemmBFormat* gemm_b_runtime_format(kernels::PackSourceLayout layout, int32_t source_type,
                                          device::IsaLevel level);
 
-// The resolver's request list for such a B (name, version, architecture, and a
-// dims check against the source), best first.
-std::vector<resolve::AcceptableFormat> gemm_b_acceptable_formats(kernels::PackSourceLayout layout,
-                                                                 int32_t source_type,
-                                                                 device::IsaLevel level);
-
 // A packed B: payload of `format` for a k x n operand (a cache hit's bytes or
 // a fresh pack). Must stay alive and 4-byte aligned during run_gemm.
 struct PackedGemmB {

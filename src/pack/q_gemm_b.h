@@ -70,31 +70,6 @@ Status q_gemm_b_pack_job(const format::Model& model, const QGemmBJob& job, std::
 
 namespace onnx_prepack::pack {
 
-// What `compile` writes for one MatMulNBits weight: the entry (source, digest,
-// algorithm, dims and lineage metadata; the caller sets value.type and device),
-// its struct type, architecture, payload size and how to pack it.
-struct QGemmBEntry {
-  onnx::CompiledTensorProto entry;
-  onnx::StructTypeProto type;
-  std::string architecture;
-  uint64_t payload_bytes = 0;
-  std::function<Status(std::span<uint8_t>)> pack;  // valid while the model lives
-  // B's digest and every lineage source's, for the memo (SPEC 7.2: verify
-  // policies cover every source).
-  std::vector<std::pair<std::string, digest::Digest>> digests;
-};
-Result<std::vector<QGemmBEntry>> q_gemm_b_entries(const format::Model& model,
-                                                  digest::Algorithm algorithm,
-                                                  base::ThreadPool* pool);
-
-}  // namespace onnx_prepack::pack
-
-namespace onnx_prepack::pack {
-
-// The resolver's request for a job's weight (format, dims check, lineage), as
-// the runtime makes it; `explain` uses it.
-resolve::PackRequest q_gemm_b_request(const QGemmBJob& job);
-
 // "role=name (digest 0123abcd...)" and "attr=value" items of an entry's lineage,
 // for diagnostics; empty when it has none.
 std::vector<std::string> lineage_summary(const onnx::CompiledTensorProto& entry);

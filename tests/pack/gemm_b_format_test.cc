@@ -16,6 +16,7 @@
 #include "device/cpu_features.h"
 #include "kernels/f32_gemm/f32_gemm.h"
 #include "pack/format_list.h"
+#include "pack/pack_family.h"
 #include "testing/test_models.h"
 #include "types/codec.h"
 #include "types/struct_type.h"
@@ -186,8 +187,13 @@ TEST(FormatList, BestFirstAndHostFiltering) {
   EXPECT_EQ(gemm_b_runtime_format(PackSourceLayout::kKN, onnx::TensorProto::DOUBLE,
                                   device::IsaLevel::kAvx512),
             nullptr);
-  auto acc = gemm_b_acceptable_formats(PackSourceLayout::kKN, onnx::TensorProto::FLOAT,
-                                       device::IsaLevel::kAvx512);
+  // The family's request for a MatMul B [40, 70] at AVX-512: both panel widths.
+  onnx::NodeProto node;
+  node.set_op_type("MatMul");
+  node.add_input("a");
+  node.add_input("b");
+  const WeightUse use{"b", "MatMul", &node, 1, onnx::TensorProto::FLOAT, {40, 70}, nullptr};
+  auto acc = pack_request(*find_pack_family("gemm_b"), use, device::IsaLevel::kAvx512).formats;
   ASSERT_EQ(acc.size(), 2u);
   EXPECT_EQ(acc[0].required_architecture, "x86_64-avx512f");
   EXPECT_EQ(acc[1].required_architecture, "x86_64-avx2-fma");
