@@ -130,10 +130,14 @@ void unpacked_weights(const format::Model& model, const onnx::GraphProto& g, boo
     const std::string& w = n.input(1);
     const bool initializer = local.count(w) || (subgraph && model.find_initializer(w) != nullptr);
     if (!initializer) continue;
-    if (subgraph) {
+    if (subgraph && local.count(w)) {
       out.push_back({w, "", n.op_type(),
-                     "a weight of a node inside an If/Loop/Scan body: not packed (entries address "
+                     "an initializer of an If/Loop/Scan body: not packed (entries address "
                      "main-graph initializers)"});
+    } else if (subgraph) {
+      out.push_back({w, "", n.op_type(),
+                     "a main-graph initializer read inside an If/Loop/Scan body: not packed (the "
+                     "runtime plans bodies without the resolver)"});
     } else if (const onnx::TensorProto* t = model.find_initializer(w);
                t != nullptr && t->data_type() == onnx::TensorProto::FLOAT16) {
       out.push_back({w, "", n.op_type(),
