@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "runtime/constants.h"
@@ -123,6 +124,18 @@ Status Session::read_signature(const std::set<std::string>& init_names) {
   env_ = std::make_unique<SubgraphEnv>(SubgraphEnv{
       model_, opset_, options_.pool, options_.fold_limit_bytes, options_.weights != nullptr});
   for (const auto& n : g.node()) implicit_inputs_.push_back(node_outer_scope_names(n));
+  std::set<std::string> seen;
+  for (const auto& t : g.initializer()) {
+    if (!seen.insert(t.name()).second)
+      return invalid_argument("graph '" + g.name() + "': initializer '" + t.name() +
+                              "' is given more than once");
+  }
+  seen.clear();
+  for (const auto& v : g.input()) {
+    if (!seen.insert(v.name()).second)
+      return invalid_argument("graph '" + g.name() + "': input '" + v.name() +
+                              "' is given more than once");
+  }
   // A subgraph's inputs (formal, then outer-scope) come from create_subgraph.
   for (const auto& v : g.input()) {
     if (graph_ != &model_->proto().graph()) break;
@@ -524,36 +537,30 @@ void Session::compute_lifetimes() {
   }
 }
 
-// Greedy by size: each owner takes the lowest offset free during its life.
+namespace {
+
+struct ArenaBlock {
+  int id;
+  int first, last;  // steps the block is alive at (fed inputs from -1)
+  uint64_t size;
+  uint64_t offset = 0;
+};
+
+// Greedy by size: each block takes the lowest offset free during its life.
 // Placed blocks are listed per step they are alive at, so a block only meets
-// the blocks that share a step with it (linear for chains, where the old
-// all-pairs scan was quadratic).
-Status Session::place_arena() {
-  struct Block {
-    int id;
-    int first, last;
-    uint64_t size;
-    uint64_t offset = 0;
-  };
-  std::vector<Block> blocks;
-  for (int id = 0; id < int(values_.size()); ++id) {
-    Value& v = values_[size_t(id)];
-    if (!v.runtime || v.alias_of >= 0) continue;
-    uint64_t bytes = uint64_t(shape_numel(v.desc.shape)) * dtype_size(v.desc.dtype);
-    stats_.value_bytes += bytes;
-    // Fed inputs (def -1) are alive from before the first step.
-    blocks.push_back({id, v.def, std::max(v.last, v.def), (bytes + 63) / 64 * 64});
-  }
+// the blocks that share a step with it (linear for chains; a wide graph costs
+// the sum over steps of the squared number of live blocks).
+uint64_t place_greedy_by_size(std::vector<ArenaBlock>& blocks, size_t steps) {
   std::vector<size_t> by_size(blocks.size());
   for (size_t i = 0; i < blocks.size(); ++i) by_size[i] = i;
   std::stable_sort(by_size.begin(), by_size.end(),
                    [&](size_t a, size_t b) { return blocks[a].size > blocks[b].size; });
-  std::vector<std::vector<size_t>> alive_at(steps_.size() + 2);  // step t at t + 1
+  std::vector<std::vector<size_t>> alive_at(steps + 2);  // step t at t + 1
   std::vector<size_t> seen_mark(blocks.size(), SIZE_MAX);
   uint64_t arena = 0;
   std::vector<std::pair<uint64_t, uint64_t>> busy;
   for (size_t bi : by_size) {
-    Block& b = blocks[bi];
+    ArenaBlock& b = blocks[bi];
     busy.clear();
     for (int t = b.first; t <= b.last; ++t) {
       for (size_t pi : alive_at[size_t(t + 1)]) {
@@ -572,11 +579,118 @@ Status Session::place_arena() {
     arena = std::max(arena, at + b.size);
     for (int t = b.first; t <= b.last; ++t) alive_at[size_t(t + 1)].push_back(bi);
   }
+  return arena;
+}
+
+// In step order over a free list: blocks whose life has ended are freed
+// (coalescing with their neighbours, or lowering the top), each new block
+// takes the smallest free run that holds it (lowest offset among equals) or
+// grows the top. O(n log n) whatever the graph's width.
+uint64_t place_in_step_order(std::vector<ArenaBlock>& blocks) {
+  std::vector<size_t> by_first, by_last;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    blocks[i].offset = 0;
+    if (blocks[i].size == 0) continue;  // holds nothing; offset 0
+    by_first.push_back(i);
+    by_last.push_back(i);
+  }
+  std::stable_sort(by_first.begin(), by_first.end(), [&](size_t a, size_t b) {
+    if (blocks[a].first != blocks[b].first) return blocks[a].first < blocks[b].first;
+    return blocks[a].size > blocks[b].size;
+  });
+  std::stable_sort(by_last.begin(), by_last.end(),
+                   [&](size_t a, size_t b) { return blocks[a].last < blocks[b].last; });
+  std::map<uint64_t, uint64_t> free_at;                  // offset -> size
+  std::set<std::pair<uint64_t, uint64_t>> free_by_size;  // (size, offset)
+  uint64_t top = 0, arena = 0;
+  auto release = [&](uint64_t off, uint64_t size) {
+    auto next = free_at.lower_bound(off);
+    if (next != free_at.end() && next->first == off + size) {
+      size += next->second;
+      free_by_size.erase({next->second, next->first});
+      next = free_at.erase(next);
+    }
+    if (next != free_at.begin()) {
+      auto prev = std::prev(next);
+      if (prev->first + prev->second == off) {
+        off = prev->first;
+        size += prev->second;
+        free_by_size.erase({prev->second, prev->first});
+        free_at.erase(prev);
+      }
+    }
+    if (off + size == top) {
+      top = off;
+      return;
+    }
+    free_at[off] = size;
+    free_by_size.insert({size, off});
+  };
+  size_t freed = 0;
+  for (size_t bi : by_first) {
+    ArenaBlock& b = blocks[bi];
+    for (; freed < by_last.size() && blocks[by_last[freed]].last < b.first; ++freed)
+      release(blocks[by_last[freed]].offset, blocks[by_last[freed]].size);
+    auto it = free_by_size.lower_bound({b.size, 0});
+    if (it == free_by_size.end()) {
+      b.offset = top;
+      top += b.size;
+      arena = std::max(arena, top);
+      continue;
+    }
+    auto [size, off] = *it;
+    free_by_size.erase(it);
+    free_at.erase(off);
+    b.offset = off;
+    if (size > b.size) {
+      free_at[off + b.size] = size - b.size;
+      free_by_size.insert({size - b.size, off + b.size});
+    }
+  }
+  return arena;
+}
+
+}  // namespace
+
+// Two placements: greedy by size where its cost (the sum over steps of the
+// squared number of live blocks) is small, and always the near-linear one in
+// step order; the smaller arena wins.
+Status Session::place_arena() {
+  std::vector<ArenaBlock> blocks;
+  for (int id = 0; id < int(values_.size()); ++id) {
+    Value& v = values_[size_t(id)];
+    if (!v.runtime || v.alias_of >= 0) continue;
+    uint64_t bytes = uint64_t(shape_numel(v.desc.shape)) * dtype_size(v.desc.dtype);
+    stats_.value_bytes += bytes;
+    // Fed inputs (def -1) are alive from before the first step.
+    blocks.push_back({id, v.def, std::max(v.last, v.def), (bytes + 63) / 64 * 64});
+  }
+  std::vector<int64_t> live_delta(steps_.size() + 3, 0);
+  for (const ArenaBlock& b : blocks) {
+    ++live_delta[size_t(b.first + 1)];
+    --live_delta[size_t(b.last + 2)];
+  }
+  constexpr uint64_t kGreedyBudget = uint64_t(1) << 26;
+  uint64_t cost = 0;
+  int64_t live = 0;
+  for (size_t t = 0; t + 1 < live_delta.size() && cost <= kGreedyBudget; ++t) {
+    live += live_delta[t];
+    cost += uint64_t(live) * uint64_t(live);
+  }
+  uint64_t arena = place_in_step_order(blocks);
+  if (cost <= kGreedyBudget) {
+    std::vector<ArenaBlock> greedy = blocks;
+    uint64_t greedy_arena = place_greedy_by_size(greedy, steps_.size());
+    if (greedy_arena <= arena) {
+      blocks = std::move(greedy);
+      arena = greedy_arena;
+    }
+  }
   stats_.arena_bytes = arena;
   arena_ = std::aligned_alloc(64, std::max<uint64_t>(64, arena));
   if (arena_ == nullptr)
     return resource_exhausted("plan: cannot allocate the " + std::to_string(arena) + "-byte arena");
-  for (const Block& b : blocks)
+  for (const ArenaBlock& b : blocks)
     values_[size_t(b.id)].ptr = static_cast<uint8_t*>(arena_) + b.offset;
   for (Value& v : values_) {
     if (v.runtime && v.alias_of >= 0) v.ptr = values_[size_t(v.alias_of)].ptr;

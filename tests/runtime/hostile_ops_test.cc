@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -394,6 +396,258 @@ TEST(HostileOps, Int64RangeBeyondTwoPow53CountsExactly) {
   ASSERT_TRUE(rd.ok()) << rd.status().message();
   // Down from INT64_MAX by 2^63: INT64_MAX and -1 (above the limit INT64_MIN).
   EXPECT_EQ(values<int64_t>((*rd)[0]), (std::vector<int64_t>{kMax, -1}));
+}
+
+// ---- 10. GatherND / ScatterND ----
+
+TEST(HostileOps, GatherNdRunTimeIndexOutOfRangeFailsTheRun) {
+  OneNode m("GatherND", "gn");
+  m.input("X", kFloat, {2, 3}).input("I", kInt64, {2, 2}).output("Y");
+  std::vector<int64_t> good = {1, -1, -2, 0};
+  auto r =
+      plan_and_run(m, {{"X", {kFloat, {2, 3}, kX6.data()}}, {"I", {kInt64, {2, 2}, good.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{6, 1}));
+  std::vector<int64_t> bad = {0, 0, 1, 3};
+  expect_error(
+      plan_and_run(m, {{"X", {kFloat, {2, 3}, kX6.data()}}, {"I", {kInt64, {2, 2}, bad.data()}}}),
+      {"node 'gn' (GatherND)", "index 3 is out of range for dimension 3"});
+}
+
+TEST(HostileOps, ScatterNdRunTimeIndexOutOfRangeFailsTheRun) {
+  OneNode m("ScatterND", "sn");
+  m.input("X", kFloat, {2, 3}).input("I", kInt64, {2, 1}).input("U", kFloat, {2, 3}).output("Y");
+  std::vector<float> upd = {7, 8, 9, 10, 11, 12};
+  std::vector<int64_t> good = {-1, 0};
+  auto r = plan_and_run(m, {{"X", {kFloat, {2, 3}, kX6.data()}},
+                            {"I", {kInt64, {2, 1}, good.data()}},
+                            {"U", {kFloat, {2, 3}, upd.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{10, 11, 12, 7, 8, 9}));
+  std::vector<int64_t> bad = {0, -3};
+  expect_error(plan_and_run(m, {{"X", {kFloat, {2, 3}, kX6.data()}},
+                                {"I", {kInt64, {2, 1}, bad.data()}},
+                                {"U", {kFloat, {2, 3}, upd.data()}}}),
+               {"node 'sn' (ScatterND)", "index -3 is out of range for dimension 2"});
+}
+
+// ---- 11. ReduceMean ----
+
+TEST(HostileOps, ReduceMeanOfInt32WhoseSumOverflowsIsExact) {
+  constexpr int32_t kI32 = std::numeric_limits<int32_t>::max();
+  OneNode m("ReduceMean", "rm");
+  m.input("X", kInt32, {2, 2}).output("Y").attr_ints("axes", {1}).attr_int("keepdims", 0);
+  std::vector<int32_t> x = {kI32, kI32, kI32, 1};
+  auto r = plan_and_run(m, {{"X", {kInt32, {2, 2}, x.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(values<int32_t>((*r)[0]), (std::vector<int32_t>{kI32, int32_t(1) << 30}));
+}
+
+// ---- 12. Invalid attributes and graphs ONNX Runtime refuses ----
+
+TEST(HostileOps, NonMaxSuppressionCenterPointBoxOtherThanZeroOrOneIsRefused) {
+  std::vector<float> boxes = {0, 0, 1, 1};
+  std::vector<float> scores = {0.5f};
+  OneNode m("NonMaxSuppression", "nms", 11);
+  m.input("B", kFloat, {1, 1, 4}).input("S", kFloat, {1, 1, 1}).output("Y");
+  m.attr_int("center_point_box", 2);
+  expect_error(plan_and_run(m, {{"B", {kFloat, {1, 1, 4}, boxes.data()}},
+                                {"S", {kFloat, {1, 1, 1}, scores.data()}}}),
+               {"node 'nms' (NonMaxSuppression)", "center_point_box must be 0 or 1, got 2"});
+}
+
+TEST(HostileOps, ConvIntegerNegativePadsAreRefused) {
+  std::vector<uint8_t> x(4, 1), w(2, 1);
+  OneNode m("ConvInteger", "ci", 10);
+  m.input("X", kUint8, {1, 1, 4}).input("W", kUint8, {1, 1, 2}).output("Y");
+  m.attr_ints("pads", {-1, 0});
+  expect_error(
+      plan_and_run(m, {{"X", {kUint8, {1, 1, 4}, x.data()}}, {"W", {kUint8, {1, 1, 2}, w.data()}}}),
+      {"node 'ci' (ConvInteger)", "pads[0] = -1 is negative"});
+}
+
+TEST(HostileOps, QuantizeLinearOutputDtypeConflictingWithTheZeroPointIsRefused) {
+  std::vector<float> x = {1, 2}, scale = {1};
+  std::vector<int8_t> zp = {0};
+  OneNode m("QuantizeLinear", "q", 21);
+  m.input("X", kFloat, {2}).input("S", kFloat, {}).input("Z", kInt8, {}).output("Y");
+  m.attr_int("output_dtype", kUint8);
+  expect_error(
+      plan_and_run(m, {{"X", {kFloat, {2}, x.data()}},
+                       {"S", {kFloat, {}, scale.data()}},
+                       {"Z", {kInt8, {}, zp.data()}}}),
+      {"node 'q' (QuantizeLinear)", "output_dtype uint8 conflicts", "zero point's type int8"});
+}
+
+TEST(HostileOps, DuplicateGraphInputOrInitializerNamesAreRefused) {
+  std::vector<float> x = {-2, 4};
+  OneNode m("Relu", "r");
+  m.input("X", kFloat, {2}).output("Y");
+  *m.g->add_input() = m.g->input(0);
+  expect_error(plan_and_run(m, {{"X", {kFloat, {2}, x.data()}}}),
+               {"input 'X' is given more than once"});
+  OneNode i("Relu", "r");
+  i.ints("C", {1}).output("Y");
+  *i.g->add_initializer() = i.g->initializer(0);
+  expect_error(plan_and_run(i, {}), {"initializer 'C' is given more than once"});
+}
+
+// ---- 13. Planning a wide graph ----
+
+TEST(HostileOps, PlansTwentyThousandLiveValuesInNearLinearTime) {
+  constexpr int kWide = 20000;
+  OneNode m("Concat", "cat");
+  m.attr_int("axis", 0).output("Y");
+  auto* x = m.g->add_input();
+  x->set_name("X");
+  x->mutable_type()->mutable_tensor_type()->set_elem_type(kFloat);
+  x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(1);
+  onnx::TensorProto one;
+  one.set_name("one");
+  one.set_data_type(kFloat);
+  one.add_dims(1);
+  one.add_float_data(1.0f);
+  *m.g->add_initializer() = one;
+  // kWide values, each alive from its Add to the Concat.
+  for (int i = 0; i < kWide; ++i) {
+    auto* n = m.g->add_node();
+    n->set_op_type("Add");
+    n->set_name("add" + std::to_string(i));
+    n->add_input("X");
+    n->add_input("one");
+    n->add_output("v" + std::to_string(i));
+    m.n = &m.g->mutable_node()->at(0);
+    m.n->add_input("v" + std::to_string(i));
+  }
+  auto fm = std::shared_ptr<const format::Model>(format::Model::from_proto(m.m, "."));
+  auto s = Session::create(fm, {});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(testing::plan_status((*s)->plan({{"X", Session::Feed{kFloat, {1}, nullptr}}})).ok());
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const PlanStats& st = (*s)->stats();
+  // Every Add output is alive at the Concat: one 64-byte slot each, the input
+  // and the output besides.
+  EXPECT_LE(st.arena_bytes, uint64_t(kWide + 2) * 64 + uint64_t(kWide) * 4);
+  std::vector<float> in = {1.0f};
+  auto r = (*s)->run({{"X", Tensor{kFloat, {1}, in.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(values<float>((*r)[0]), std::vector<float>(kWide, 2.0f));
+  // A figure for the report (never asserted).
+  std::printf("[wide] %d live values: plan %.1f ms, arena %llu bytes\n", kWide, ms,
+              static_cast<unsigned long long>(st.arena_bytes));
+}
+
+// ---- 14. Unique ----
+
+TEST(HostileOps, UniqueKeepsNanApartFromZeroAndMergesSignedZeros) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int sorted : {1, 0}) {
+    OneNode m("Unique", "un", 11);
+    onnx::TensorProto x;
+    x.set_name("X");
+    x.set_data_type(kFloat);
+    x.add_dims(7);
+    for (float v : {2.0f, nan, 0.0f, -0.0f, nan, 1.0f, 0.0f}) x.add_float_data(v);
+    *m.g->add_initializer() = x;
+    m.n->add_input("X");
+    m.output("Y").output("I").output("V").output("C").attr_int("sorted", sorted);
+    auto r = plan_and_run(m, {});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    std::vector<float> y = values<float>((*r)[0]);
+    ASSERT_EQ(y.size(), 4u);
+    if (sorted) {  // numbers ascending, then the NaNs
+      EXPECT_EQ(std::vector<float>(y.begin(), y.end() - 1), (std::vector<float>{0, 1, 2}));
+      EXPECT_TRUE(std::isnan(y[3]));
+      EXPECT_FALSE(std::signbit(y[0]));  // the first zero, 0.0
+      EXPECT_EQ(values<int64_t>((*r)[1]), (std::vector<int64_t>{2, 5, 0, 1}));
+      EXPECT_EQ(values<int64_t>((*r)[2]), (std::vector<int64_t>{2, 3, 0, 0, 3, 1, 0}));
+      EXPECT_EQ(values<int64_t>((*r)[3]), (std::vector<int64_t>{3, 1, 1, 2}));
+    } else {  // in order of first occurrence
+      EXPECT_EQ(y[0], 2.0f);
+      EXPECT_TRUE(std::isnan(y[1]));
+      EXPECT_EQ(y[2], 0.0f);
+      EXPECT_EQ(y[3], 1.0f);
+      EXPECT_EQ(values<int64_t>((*r)[1]), (std::vector<int64_t>{0, 1, 2, 5}));
+      EXPECT_EQ(values<int64_t>((*r)[2]), (std::vector<int64_t>{0, 1, 2, 2, 1, 3, 2}));
+      EXPECT_EQ(values<int64_t>((*r)[3]), (std::vector<int64_t>{1, 2, 3, 1}));
+    }
+  }
+}
+
+// ---- 15. Resize ----
+
+TEST(HostileOps, ResizeTfHalfPixelForNnLeavesUnscaledAxesInPlace) {
+  // Expected outputs from ONNX Runtime 1.30: the channel axis (scale 1) is
+  // left as it is, the last axis doubles.
+  struct Case {
+    const char* mode;
+    const char* nearest;
+    std::vector<float> want;
+  };
+  for (const Case& c : {Case{"nearest", "round_prefer_ceil", {0, 1, 1, 1, 2, 3, 3, 3, 4, 5, 5, 5}},
+                        Case{"nearest", "ceil", {1, 1, 1, 1, 3, 3, 3, 3, 5, 5, 5, 5}},
+                        Case{"linear",
+                             "round_prefer_floor",
+                             {0.25f, 0.75f, 1, 1, 2.25f, 2.75f, 3, 3, 4.25f, 4.75f, 5, 5}}}) {
+    OneNode m("Resize", "rs", 13);
+    m.input("X", kFloat, {1, 3, 2}).output("Y");
+    m.n->add_input("");  // no roi
+    onnx::TensorProto sc;
+    sc.set_name("S");
+    sc.set_data_type(kFloat);
+    sc.add_dims(3);
+    for (float v : {1.0f, 1.0f, 2.0f}) sc.add_float_data(v);
+    *m.g->add_initializer() = sc;
+    m.n->add_input("S");
+    m.attr("mode", onnx::AttributeProto::STRING)->set_s(c.mode);
+    m.attr("nearest_mode", onnx::AttributeProto::STRING)->set_s(c.nearest);
+    m.attr("coordinate_transformation_mode", onnx::AttributeProto::STRING)
+        ->set_s("tf_half_pixel_for_nn");
+    std::vector<float> x = {0, 1, 2, 3, 4, 5};
+    auto r = plan_and_run(m, {{"X", {kFloat, {1, 3, 2}, x.data()}}});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(values<float>((*r)[0]), c.want) << c.mode << " " << c.nearest;
+  }
+}
+
+// ---- 16. If ----
+
+// A branch whose one output is a Constant of `dtype`, its type declared or not.
+onnx::GraphProto constant_branch(const std::string& name, int32_t dtype, bool declare) {
+  onnx::GraphProto b;
+  b.set_name(name);
+  auto* n = b.add_node();
+  n->set_op_type("Constant");
+  n->add_output(name + "_out");
+  auto* a = n->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(dtype);
+  if (dtype == kFloat)
+    a->mutable_t()->add_float_data(1.0f);
+  else
+    a->mutable_t()->add_int64_data(1);
+  auto* o = b.add_output();
+  o->set_name(name + "_out");
+  if (declare) o->mutable_type()->mutable_tensor_type()->set_elem_type(dtype);
+  return b;
+}
+
+TEST(HostileOps, IfBranchesOfDifferentElementTypesAreRefused) {
+  for (bool declare : {true, false}) {
+    OneNode m("If", "if");
+    m.input("C", kBool, {}).output("Y");
+    *m.attr("then_branch", onnx::AttributeProto::GRAPH)->mutable_g() =
+        constant_branch("then", kFloat, declare);
+    *m.attr("else_branch", onnx::AttributeProto::GRAPH)->mutable_g() =
+        constant_branch("else", kInt64, declare);
+    const bool c = true;
+    expect_error(plan_and_run(m, {{"C", {kBool, {}, &c}}}),
+                 {"node 'if' (If)", declare ? "declared float in then_branch" : "in then_branch",
+                  "int64", "the branches must yield one element type"});
+  }
 }
 
 }  // namespace

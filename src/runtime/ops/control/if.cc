@@ -2,6 +2,7 @@
 // only its branch; otherwise both are planned and must give the same output
 // types and shapes (else the condition's value is needed to plan). A branch
 // that cannot be planned for the fed shapes fails the run only if taken.
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/ops/control/control_ops.h"
@@ -35,6 +36,18 @@ Result<std::unique_ptr<Kernel>> build_if(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const onnx::GraphProto* then_g, graph_attr(ctx, "then_branch"));
   OP_ASSIGN_OR_RETURN(const onnx::GraphProto* else_g, graph_attr(ctx, "else_branch"));
   const int declared = ctx.input_count();
+  // The branches must agree on each output's element type (ONNX Runtime
+  // refuses the model otherwise), whichever the condition picks.
+  for (int i = 0; i < std::min(then_g->output_size(), else_g->output_size()); ++i) {
+    const auto& tt = then_g->output(i).type().tensor_type();
+    const auto& et = else_g->output(i).type().tensor_type();
+    if (tt.elem_type() != 0 && et.elem_type() != 0 && tt.elem_type() != et.elem_type()) {
+      return ctx.error("output " + std::to_string(i) + " is declared " +
+                       dtype_name(tt.elem_type()) + " in then_branch and " +
+                       dtype_name(et.elem_type()) +
+                       " in else_branch; the branches must yield one element type");
+    }
+  }
 
   if (const Tensor* v = ctx.input_value(0)) {
     bool c = *v->as<uint8_t>() != 0;
@@ -91,7 +104,12 @@ Result<std::unique_ptr<Kernel>> build_if(BuildContext& ctx) {
   for (int i = 0; i < ctx.output_count(); ++i) {
     const auto& t = then_b->outputs()[size_t(i)];
     const auto& e = else_b->outputs()[size_t(i)];
-    if (t.dtype != e.dtype || t.shape != e.shape) {
+    if (t.dtype != e.dtype) {
+      return ctx.error("output " + std::to_string(i) + " is " + type_string(t) +
+                       " in then_branch and " + type_string(e) +
+                       " in else_branch; the branches must yield one element type");
+    }
+    if (t.shape != e.shape) {
       return ctx.needs_value("the condition (input 0 '" + cond->name +
                              "') must be known before running: output " + std::to_string(i) +
                              " is " + type_string(t) + " in then_branch and " + type_string(e) +

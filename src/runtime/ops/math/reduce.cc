@@ -54,7 +54,11 @@ int64_t base_offset(const ReducePlan& p, int64_t o) {
 
 template <Red r, typename T>
 std::unique_ptr<Kernel> reduce_kernel(const ReducePlan& plan) {
-  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, T>;
+  // A mean of narrow integers sums in 64 bits, so a sum past T's range still
+  // gives the exact (truncated) mean.
+  using Wide = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+  using Acc = std::conditional_t<std::is_floating_point_v<T>, double,
+                                 std::conditional_t<r == Red::kMean, Wide, T>>;
   return make_kernel([plan](const KernelIO& io) {
     const T* x = static_cast<const T*>(io.in[0]);
     T* y = static_cast<T*>(io.out[0]);

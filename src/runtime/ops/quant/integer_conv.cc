@@ -51,6 +51,11 @@ Result<ConvGeom> conv_geometry(const BuildContext& ctx, const Shape& x, const Sh
     return ctx.error("strides, dilations and pads must match " + std::to_string(sd) +
                      " spatial dims");
   }
+  for (size_t i = 0; i < pads.size(); ++i) {
+    if (pads[i] < 0)
+      return ctx.error("pads[" + std::to_string(i) + "] = " + std::to_string(pads[i]) +
+                       " is negative");
+  }
   const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
   g.pad_begin.resize(sd);
   g.out.resize(sd);

@@ -134,6 +134,11 @@ Result<std::unique_ptr<Kernel>> build_quantize(BuildContext& ctx) {
     // A 4-bit zero point is held widened; its output would saturate as 8-bit.
     return ctx.error("output type " + dtype_name(ctx.input(2).model_dtype) + " is not supported");
   }
+  const int64_t out_attr = ctx.attr_int("output_dtype", kUndefined);
+  if (has_zp && out_attr != kUndefined && out_attr != ctx.input(2).dtype) {
+    return ctx.error("output_dtype " + dtype_name(int32_t(out_attr)) +
+                     " conflicts with the zero point's type " + dtype_name(ctx.input(2).dtype));
+  }
   int32_t yt = has_zp ? ctx.input(2).dtype : int32_t(ctx.attr_int("output_dtype", kUint8));
   if (yt == kUndefined) yt = kUint8;
   if (!is_quant_int(yt) || yt == kInt32) {

@@ -1,7 +1,6 @@
 // GatherElements, GatherND, Scatter/ScatterElements and ScatterND (with
 // reductions). Indices out of range are refused at plan time when known; at
-// run time GatherElements and ScatterElements fail the run on them (as ONNX
-// Runtime does), GatherND and ScatterND skip them (gathers write zeros)
+// run time every one of them fails the run on them (as ONNX Runtime does)
 // instead of touching memory out of bounds.
 #include <algorithm>
 #include <cstring>
@@ -223,14 +222,20 @@ Result<NdGeometry> nd_geometry(BuildContext& ctx, const Shape& data, const Shape
   return g;
 }
 
-// Element offset within a batch of tuple `t`, or -1 when out of range.
-inline int64_t nd_offset(const NdGeometry& g, const void* idx, bool is64, int64_t t) {
+// Element offset within a batch of tuple `t`, or -1 when out of range (the
+// index and its dimension are then left in `bad` and `bad_dim`).
+inline int64_t nd_offset(const NdGeometry& g, const void* idx, bool is64, int64_t t, int64_t& bad,
+                         int64_t& bad_dim) {
   int64_t off = 0;
   for (int64_t j = 0; j < g.depth; ++j) {
     int64_t i = index_at(idx, is64, t * g.depth + j);
     int64_t d = g.dims[size_t(j)];
+    if (i < -d || i >= d) {
+      bad = i;
+      bad_dim = d;
+      return -1;
+    }
     if (i < 0) i += d;
-    if (i < 0 || i >= d) return -1;
     off += i * g.strides[size_t(j)];
   }
   return off;
@@ -249,6 +254,7 @@ BuildResult build_gather_nd(BuildContext& ctx) {
   out.insert(out.end(), data->shape.begin() + b + g.depth, data->shape.end());
   ctx.set_output(0, data->dtype, out);
   size_t w = dtype_size(data->dtype);
+  const std::string where = ctx.where();
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
     const auto* d = static_cast<const uint8_t*>(io.in[0]);
     auto* o = static_cast<uint8_t*>(io.out[0]);
@@ -256,12 +262,11 @@ BuildResult build_gather_nd(BuildContext& ctx) {
     for (int64_t bi = 0; bi < g.batch; ++bi) {
       for (int64_t t = 0; t < g.tuples_per_batch; ++t) {
         int64_t tuple = bi * g.tuples_per_batch + t;
-        int64_t off = nd_offset(g, io.in[1], true, tuple);
-        uint8_t* dst = o + size_t(tuple) * slice_bytes;
-        if (off < 0)
-          std::memset(dst, 0, slice_bytes);
-        else
-          std::memcpy(dst, d + size_t(bi * g.batch_stride + off) * w, slice_bytes);
+        int64_t bad = 0, bad_dim = 0;
+        int64_t off = nd_offset(g, io.in[1], true, tuple, bad, bad_dim);
+        if (off < 0) return report_failure(io, index_out_of_range(where, bad, bad_dim));
+        std::memcpy(o + size_t(tuple) * slice_bytes, d + size_t(bi * g.batch_stride + off) * w,
+                    slice_bytes);
       }
     }
   }));
@@ -281,6 +286,7 @@ BuildResult build_scatter_nd(BuildContext& ctx) {
     return ctx.error("updates " + shape_string(upd->shape) + " must be " + shape_string(want));
   ctx.set_output(0, data->dtype, data->shape);
   int64_t total = shape_numel(data->shape);
+  const std::string where = ctx.where();
   std::unique_ptr<Kernel> k;
   bool ok = dispatch_for(red, data->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -289,8 +295,9 @@ BuildResult build_scatter_nd(BuildContext& ctx) {
       if (total) std::memcpy(o, io.in[0], size_t(total) * sizeof(T));
       const T* u = static_cast<const T*>(io.in[2]);
       for (int64_t t = 0; t < g.tuples_per_batch; ++t) {
-        int64_t off = nd_offset(g, io.in[1], true, t);
-        if (off < 0) continue;
+        int64_t bad = 0, bad_dim = 0;
+        int64_t off = nd_offset(g, io.in[1], true, t, bad, bad_dim);
+        if (off < 0) return report_failure(io, index_out_of_range(where, bad, bad_dim));
         for (int64_t j = 0; j < g.slice; ++j) combine(red, o[off + j], u[t * g.slice + j]);
       }
     });

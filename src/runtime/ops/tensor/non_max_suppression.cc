@@ -45,6 +45,9 @@ Result<float> optional_scalar(BuildContext& ctx, int i, std::string_view what, f
 }  // namespace
 
 BuildResult build_non_max_suppression(BuildContext& ctx) {
+  const int64_t center_point_box = ctx.attr_int("center_point_box", 0);
+  if (center_point_box != 0 && center_point_box != 1)
+    return ctx.error("center_point_box must be 0 or 1, got " + std::to_string(center_point_box));
   OP_ASSIGN_OR_RETURN(const Tensor* boxes, value_for_shape(ctx, 0, "boxes"));
   OP_ASSIGN_OR_RETURN(const Tensor* scores, value_for_shape(ctx, 1, "scores"));
   if (boxes->dtype != kFloat || scores->dtype != kFloat)
@@ -61,7 +64,7 @@ BuildResult build_non_max_suppression(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(float iou, optional_scalar(ctx, 3, "iou_threshold", 0.0f));
   bool has_score_threshold = ctx.has_input(4) && shape_numel(ctx.input(4).shape) > 0;
   OP_ASSIGN_OR_RETURN(float score_threshold, optional_scalar(ctx, 4, "score_threshold", 0.0f));
-  bool center = ctx.attr_int("center_point_box", 0) != 0;
+  bool center = center_point_box != 0;
   int64_t nb = boxes->shape[0], n = boxes->shape[1], nc = scores->shape[1];
   const float* bd = static_cast<const float*>(boxes->data);
   const float* sd = static_cast<const float*>(scores->data);

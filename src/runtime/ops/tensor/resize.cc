@@ -501,6 +501,10 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
     }
     ResizeOptions axis_options = o;
     if (o.legacy && scale[i] < 1) axis_options.nearest = NearestMode::kCeil;  // as ONNX Runtime
+    // tf_half_pixel_for_nn maps x to x + 0.5 at scale 1; an unscaled axis maps
+    // identically (as ONNX Runtime does).
+    if (o.transform == Transform::kTfHalfPixelForNn && scale[i] == 1 && out[i] == x->shape[i])
+      axis_options.transform = Transform::kAsymmetric;
     plan->axes.push_back(
         axis_taps(axis_options, x->shape[i], out[i], scale[i], roi_start[i], roi_end[i]));
   }

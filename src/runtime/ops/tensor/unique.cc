@@ -1,11 +1,14 @@
 // Unique: the distinct elements (or slices along `axis`), sorted or in order of
 // first occurrence, with first indices, inverse indices and counts. The output
 // size depends on the values, so the input must be known at plan time; all
-// outputs are computed then.
+// outputs are computed then. NaNs form one group sorted last; -0.0 and 0.0
+// one group (the first occurrence's bits are output).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <numeric>
+#include <type_traits>
 
 #include "runtime/ops/dispatch.h"
 #include "runtime/ops/tensor/tensor_ops.h"
@@ -39,6 +42,15 @@ BuildResult build_unique(BuildContext& ctx) {
       for (int64_t o = 0; o < outer; ++o) {
         for (int64_t i = 0; i < inner; ++i) {
           T u = d[(o * dim + p) * inner + i], v = d[(o * dim + q) * inner + i];
+          if constexpr (std::is_floating_point_v<T>) {
+            // NaNs are one value, after every number (as numpy.unique, the
+            // ONNX reference); -0.0 and 0.0 are one value.
+            bool un = std::isnan(u), vn = std::isnan(v);
+            if (un || vn) {
+              if (un != vn) return un ? 1 : -1;
+              continue;
+            }
+          }
           if (u < v) return -1;
           if (v < u) return 1;
         }
