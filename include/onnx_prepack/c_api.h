@@ -233,7 +233,9 @@ OP_API op_status_code op_resolve(op_resolver* resolver, const char* source_name,
  * the pack to the resolver's cache store (read-write mode; a no-op returning
  * OK otherwise). `type_proto` is the serialized onnx.StructTypeProto of the
  * format; NULL means one of this library's formats, looked up by
- * format->name. */
+ * format->name: the type, dims and payload size must be those of the pack of
+ * `source_name` as the first node reading it packs it (a pack that reads
+ * other initializers too, such as MatMulNBits scales, is keyed by them). */
 OP_API op_status_code op_resolver_store(op_resolver* resolver, const char* source_name,
                                         const op_acceptable_format* format,
                                         const uint8_t* type_proto, size_t type_proto_size,
@@ -254,6 +256,20 @@ OP_API op_status_code op_resolver_get_totals(const op_resolver* resolver, op_res
 OP_API op_status_code op_builtin_formats(uint32_t layout, int32_t source_type, int32_t host_only,
                                          op_acceptable_format* out, size_t capacity,
                                          size_t* n_total);
+
+/* This library's formats for initializer `source_name` of `model` as the node
+ * named `consumer` reads it (its op type when unnamed; NULL: the first node
+ * that reads it as a weight), for every kind of packed weight (GEMM B, Conv
+ * and ConvTranspose filters, MatMulNBits, ...): every format the library's
+ * kernels read at this host's level (host_only != 0) or at any level, best
+ * first, each with its family's dims check. Writes up to `capacity` formats
+ * and the total count into *n_total; the records stay valid until
+ * op_model_free. OP_STATUS_NOT_FOUND when no node reads the initializer as a
+ * weight this library packs. */
+OP_API op_status_code op_weight_formats(op_model* model, const char* source_name,
+                                        const char* consumer, int32_t host_only,
+                                        op_acceptable_format* out, size_t capacity,
+                                        size_t* n_total);
 
 /* ---- compile (`onnx-prepack compile`) ------------------------------------ */
 

@@ -6,8 +6,8 @@
 // per-weight decisions and phase timings. compile_model() is the compile
 // pipeline of `onnx-prepack compile`.
 //
-//   auto engine = onnx_prepack::Engine::open("model.onnx", {.verify = "memo"});
-//   auto outputs = (*engine)->run({{"x", x_tensor}});
+//   auto engine = onnx_prepack::Engine::open("model.onnx", {.verify =
+//   onnx_prepack::VerifyPolicy::kMemo}); auto outputs = (*engine)->run({{"x", x_tensor}});
 //
 // The runtime types named here (Tensor, HostTensor, GraphInput, ...) are
 // declared in src/runtime/ (tensor.h, session.h, prepared_weights.h).
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "onnx_prepack/defaults.hpp"
+#include "onnx_prepack/options.hpp"
 #include "onnx_prepack/status.h"
 
 namespace onnx_prepack {
@@ -39,13 +40,11 @@ struct PlanStats;
 }  // namespace runtime
 
 struct EngineOptions {
-  std::string verify = "full";  // SPEC 7.2 policy: "full", "memo" or "off"
-  std::string cache_dir;        // write-back cache store; "" or "off" = none
-  bool cache_read_only = false;
-  uint64_t cache_max_bytes = kDefaultCacheMaxBytes;
-  std::string memo_dir;                // memo records for "memo"; "" = MemoStore::default_dir()
-  uint32_t threads = kDefaultThreads;  // one pool for hashing, packing, kernels; 0 = all cores
-  std::string weights = "packed";      // "packed" (through the resolver) or "plain" (no resolver)
+  VerifyPolicy verify = kDefaultVerifyPolicy;  // SPEC 7.2
+  CacheLocation cache;                         // write-back cache store; none by default
+  std::string memo_dir;                     // memo records for kMemo; "" = MemoStore::default_dir()
+  uint32_t threads = kDefaultThreads;       // one pool for hashing, packing, kernels; 0 = all cores
+  WeightMode weights = kDefaultWeightMode;  // through the resolver, or initializers as they are
 };
 
 // Milliseconds of the phases of the last plan (and of the runs after it).

@@ -19,14 +19,42 @@
 #include "onnx_prepack/c_api.h"
 #include "onnx_prepack/engine.hpp"
 #include "onnx_prepack/status.h"
+#include "pack/pack_family.h"
 #include "resolve/cache_store.h"
 #include "resolve/resolver.h"
 #include "runtime/prepared_weights.h"
 #include "runtime/session.h"
 
+namespace onnx_prepack::capi {
+
+// One of this library's formats handed to a caller (op_builtin_formats,
+// op_weight_formats): a pack family's format for one weight use. The C struct
+// points to its strings and has it as user_data (capi_builtin_formats.cc).
+struct BuiltinFormat {
+  const pack::PackFamily* family = nullptr;
+  pack::WeightUse use;  // data type and dims replaced by the source's at each check
+  pack::FormatInfo format;
+  onnx::StructTypeProto type;  // the format's struct type, for callers' own checks
+  std::string name, version, architecture;
+};
+
+// `use` in `format` of `family`, its struct type from the family's plan over `content`.
+Result<BuiltinFormat> make_builtin(const pack::PackFamily* family, const pack::WeightUse& use,
+                                   const pack::FormatInfo& format, const pack::ContentFn& content);
+
+// The formats of the family that packs a GEMM B of `layout` (0: [K, N] as
+// MatMul B, 1: [N, K] as Gemm transB=1) and `source_type` at `level`, best
+// first; records live as long as the process.
+Result<std::span<const BuiltinFormat* const>> layout_builtin_formats(uint32_t layout,
+                                                                     int32_t source_type,
+                                                                     device::IsaLevel level);
+
+}  // namespace onnx_prepack::capi
+
 struct op_model {
   std::shared_ptr<onnx_prepack::format::Model> model;
   std::optional<onnx_prepack::check::CheckReport> report;  // last op_model_check
+  std::deque<onnx_prepack::capi::BuiltinFormat> formats;   // op_weight_formats answers
 };
 
 // One op_resolve answer with the strings the C struct points to.

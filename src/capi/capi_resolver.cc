@@ -8,7 +8,7 @@
 #include "device/device_match.h"
 #include "engine/engine_options.h"
 #include "pack/format_list.h"
-#include "pack/gemm_b_format.h"
+#include "pack/pack_family.h"
 
 using namespace onnx_prepack;  // NOLINT: a .cc file implementing the C API
 using capi::guard;
@@ -41,13 +41,28 @@ Result<resolve::CacheMode> to_cache_mode(int32_t m, std::string_view function) {
                           " is not OP_CACHE_OFF, OP_CACHE_READ_ONLY or OP_CACHE_READ_WRITE");
 }
 
+using capi::BuiltinFormat;
+Status family_check(const BuiltinFormat& b, int32_t source_type,
+                    std::span<const int64_t> source_dims, const onnx::StructTypeProto& type,
+                    std::span<const uint64_t> entry_dims);
+int builtin_check_dims(void* user_data, int32_t source_type, const int64_t* source_dims,
+                       size_t source_rank, const uint64_t* entry_dims, size_t n_entry_dims,
+                       char* message, size_t message_size);
+
 // The caller's format as the resolver sees it; its C dims check wrapped.
 resolve::AcceptableFormat to_format(const op_acceptable_format& f) {
   resolve::AcceptableFormat a;
   a.name = f.name;
   a.format_version = f.format_version;
   a.required_architecture = f.required_architecture != nullptr ? f.required_architecture : "";
-  if (f.check_dims != nullptr) {
+  if (f.check_dims == &builtin_check_dims && f.user_data != nullptr) {
+    const auto* b = static_cast<const BuiltinFormat*>(f.user_data);
+    a.check_dims = [b](const onnx::TensorProto& source, const onnx::StructTypeProto& type,
+                       std::span<const uint64_t> dims) -> Status {
+      std::vector<int64_t> sdims(source.dims().begin(), source.dims().end());
+      return family_check(*b, source.data_type(), sdims, type, dims);
+    };
+  } else if (f.check_dims != nullptr) {
     op_check_dims_fn fn = f.check_dims;
     void* user = f.user_data;
     std::string name = a.name;
@@ -82,16 +97,25 @@ Status check_formats(const op_acceptable_format* formats, size_t n, std::string_
   return ok_status();
 }
 
-// The dims check of this library's formats (user_data = the GemmBFormat).
+Status family_check(const BuiltinFormat& b, int32_t source_type,
+                    std::span<const int64_t> source_dims, const onnx::StructTypeProto& type,
+                    std::span<const uint64_t> entry_dims) {
+  pack::WeightUse use = b.use;
+  use.data_type = source_type;
+  use.dims.assign(source_dims.begin(), source_dims.end());
+  return b.family->check_entry(use, b.format, type, entry_dims);
+}
+
+// The dims check of this library's formats when a caller runs it itself; the
+// resolver runs the family's check with the entry's own type (to_format).
 int builtin_check_dims(void* user_data, int32_t source_type, const int64_t* source_dims,
                        size_t source_rank, const uint64_t* entry_dims, size_t n_entry_dims,
                        char* message, size_t message_size) {
   try {
-    const auto* f = static_cast<const pack::GemmBFormat*>(user_data);
-    if (f == nullptr) return 1;
-    Status s = pack::gemm_b_check_entry(
-        *f, pack::gemm_b_struct_type(*f), std::span<const uint64_t>(entry_dims, n_entry_dims),
-        source_type, std::span<const int64_t>(source_dims, source_rank));
+    const auto* b = static_cast<const BuiltinFormat*>(user_data);
+    if (b == nullptr || b->family == nullptr) return 1;
+    Status s = family_check(*b, source_type, std::span<const int64_t>(source_dims, source_rank),
+                            b->type, std::span<const uint64_t>(entry_dims, n_entry_dims));
     if (s.ok()) return 0;
     if (message != nullptr && message_size > 0) {
       size_t n = std::min(message_size - 1, s.message().size());
@@ -102,6 +126,11 @@ int builtin_check_dims(void* user_data, int32_t source_type, const int64_t* sour
   } catch (...) {
     return 1;
   }
+}
+
+op_acceptable_format to_c(const BuiltinFormat& b) {
+  return op_acceptable_format{b.name.c_str(), b.version.c_str(), b.architecture.c_str(),
+                              &builtin_check_dims, const_cast<void*>(static_cast<const void*>(&b))};
 }
 
 }  // namespace
@@ -200,7 +229,16 @@ op_status_code op_resolve(op_resolver* resolver, const char* source_name,
     OP_RETURN_IF_ERROR(check_formats(formats, n_formats, kFn));
     resolve::PackRequest request;
     request.source_name = source_name;
-    for (size_t i = 0; i < n_formats; ++i) request.formats.push_back(to_format(formats[i]));
+    for (size_t i = 0; i < n_formats; ++i) {
+      request.formats.push_back(to_format(formats[i]));
+      // Our own formats carry their use: a pack that reads other initializers
+      // too is checked against them (SPEC 4.5), as in our runtime.
+      if (!request.lineage && formats[i].check_dims == &builtin_check_dims &&
+          formats[i].user_data != nullptr) {
+        const auto* b = static_cast<const BuiltinFormat*>(formats[i].user_data);
+        if (b->use.node != nullptr) request.lineage = b->family->lineage(b->use);
+      }
+    }
 
     OpResolutionRecord rec;
     rec.resolution = resolver->resolver->resolve(request);
@@ -263,6 +301,8 @@ op_status_code op_resolver_store(op_resolver* resolver, const char* source_name,
     if (payload_size > SIZE_MAX) return invalid_argument(std::string(kFn) + ": payload too large");
     const std::span<const uint64_t> dim_span(dims, n_dims);
     onnx::StructTypeProto type;
+    resolve::PackRequest request;
+    request.source_name = source_name;
     if (type_proto != nullptr) {
       if (type_proto_size > size_t(INT32_MAX) ||
           !type.ParseFromArray(type_proto, int(type_proto_size))) {
@@ -274,37 +314,44 @@ op_status_code op_resolver_store(op_resolver* resolver, const char* source_name,
         return invalid_argument(std::string(kFn) + ": type_proto is named '" + type.name() +
                                 "', format is '" + format->name + "'");
       }
+      request.formats.push_back(to_format(*format));
     } else {
-      const pack::GemmBFormat* f = pack::find_gemm_b_format(format->name);
-      if (f == nullptr || f->version != format->format_version) {
+      // One of this library's formats: the family's pack of this use fixes
+      // the type, dims and payload size, and its lineage keys the store.
+      pack::FormatInfo info;
+      const pack::PackFamily* family = pack::family_of_format(format->name, &info);
+      if (family == nullptr || info.version != format->format_version) {
         return not_found(std::string(kFn) + ": '" + format->name + "' version '" +
                          format->format_version +
                          "' is not a format of this library; pass its type_proto");
       }
-      type = pack::gemm_b_struct_type(*f);
-      // Our own format: the dims and payload size must be those of a pack of the source.
       const format::Model& m = *resolver->model;
-      if (m.count_initializers(source_name) == 1) {
-        const onnx::TensorProto& src = *m.find_initializer(source_name);
-        std::vector<int64_t> sdims(src.dims().begin(), src.dims().end());
-        Status s = pack::gemm_b_check_entry(*f, type, dim_span, src.data_type(), sdims);
-        if (!s.ok()) return s.with_context(std::string(kFn) + ": '" + source_name + "'");
-        if (sdims.size() == 2) {
-          const bool kn = f->layout == kernels::PackSourceLayout::kKN;
-          const size_t k = size_t(kn ? sdims[0] : sdims[1]);
-          const size_t n = size_t(kn ? sdims[1] : sdims[0]);
-          const uint64_t need = pack::gemm_b_payload_bytes(*f, k, n);
-          if (need != payload_size) {
-            return invalid_argument(std::string(kFn) + ": '" + source_name + "': payload is " +
-                                    std::to_string(payload_size) + " bytes, format '" +
-                                    format->name + "' needs " + std::to_string(need));
-          }
+      if (m.count_initializers(source_name) != 1) return ok_status();  // nothing to bind
+      std::optional<pack::WeightUse> use;
+      for (const pack::ModelWeightUse& u : pack::model_weight_uses(m)) {
+        if (u.family == family && u.use.source == source_name) {
+          use = u.use;
+          break;
         }
       }
+      if (!use) {
+        return invalid_argument(std::string(kFn) + ": no node of '" + source_name +
+                                "' reads it as a weight that format '" + format->name + "' packs");
+      }
+      Result<pack::PackPlan> plan = family->plan(*use, info, pack::model_content(m), nullptr);
+      if (!plan.ok())
+        return plan.status().with_context(std::string(kFn) + ": '" + source_name + "'");
+      type = plan->type;
+      Status s = family->check_entry(*use, info, type, dim_span);
+      if (!s.ok()) return s.with_context(std::string(kFn) + ": '" + source_name + "'");
+      if (plan->payload_bytes != payload_size) {
+        return invalid_argument(std::string(kFn) + ": '" + source_name + "': payload is " +
+                                std::to_string(payload_size) + " bytes, format '" + format->name +
+                                "' needs " + std::to_string(plan->payload_bytes));
+      }
+      request = pack::pack_request(*family, *use, device::IsaLevel::kAvx512);
+      request.formats.assign(1, to_format(*format));
     }
-    resolve::PackRequest request;
-    request.source_name = source_name;
-    request.formats.push_back(to_format(*format));
     return resolver->resolver->store(
         request, request.formats.front(), type, dim_span,
         std::span<const uint8_t>(static_cast<const uint8_t*>(payload), size_t(payload_size)));
@@ -341,15 +388,52 @@ op_status_code op_builtin_formats(uint32_t layout, int32_t source_type, int32_t 
                               " is not OP_DTYPE_FLOAT or OP_DTYPE_FLOAT16");
     }
     const device::IsaLevel level = host_only ? device::host_isa_level() : device::IsaLevel::kAvx512;
-    auto list = pack::gemm_b_formats_for(static_cast<kernels::PackSourceLayout>(layout),
-                                         source_type, level);
-    for (size_t i = 0; i < list.size() && i < capacity; ++i) {
-      const pack::GemmBFormat* f = list[i];
-      // The GemmBFormat fields are string literals, so data() is NUL-terminated.
-      out[i] =
-          op_acceptable_format{f->name.data(), f->version.data(), f->architecture.data(),
-                               &builtin_check_dims, const_cast<void*>(static_cast<const void*>(f))};
+    OP_ASSIGN_OR_RETURN(std::span<const BuiltinFormat* const> list,
+                        capi::layout_builtin_formats(layout, source_type, level));
+    for (size_t i = 0; i < list.size() && i < capacity; ++i) out[i] = to_c(*list[i]);
+    *n_total = list.size();
+    return ok_status();
+  });
+}
+
+op_status_code op_weight_formats(op_model* model, const char* source_name, const char* consumer,
+                                 int32_t host_only, op_acceptable_format* out, size_t capacity,
+                                 size_t* n_total) {
+  return guard([&]() -> Status {
+    constexpr const char* kFn = "op_weight_formats";
+    OP_CAPI_REQUIRE(n_total, kFn);
+    *n_total = 0;
+    OP_CAPI_REQUIRE(model, kFn);
+    OP_CAPI_REQUIRE(source_name, kFn);
+    if (capacity > 0 && out == nullptr) {
+      return invalid_argument(std::string(kFn) + ": out is null with capacity " +
+                              std::to_string(capacity));
     }
+    const format::Model& m = *model->model;
+    const pack::ModelWeightUse* found = nullptr;
+    const std::vector<pack::ModelWeightUse> uses = pack::model_weight_uses(m);
+    for (const pack::ModelWeightUse& u : uses) {
+      if (u.use.source != source_name) continue;
+      if (consumer != nullptr && u.use.consumer != consumer) continue;
+      found = &u;
+      break;
+    }
+    if (found == nullptr) {
+      return not_found(std::string(kFn) + ": no node" +
+                       (consumer != nullptr ? " '" + std::string(consumer) + "'" : "") +
+                       " reads initializer '" + source_name + "' as a weight this library packs");
+    }
+    const device::IsaLevel level = host_only ? device::host_isa_level() : device::IsaLevel::kAvx512;
+    const pack::ContentFn content = pack::model_content(m);
+    std::vector<const BuiltinFormat*> list;
+    for (const pack::FormatInfo& f : found->family->accepted(found->use, level)) {
+      OP_ASSIGN_OR_RETURN(BuiltinFormat b,
+                          capi::make_builtin(found->family, found->use, f, content));
+      b.use.model = nullptr;  // the handle may be freed before the resolver
+      model->formats.push_back(std::move(b));
+      list.push_back(&model->formats.back());
+    }
+    for (size_t i = 0; i < list.size() && i < capacity; ++i) out[i] = to_c(*list[i]);
     *n_total = list.size();
     return ok_status();
   });

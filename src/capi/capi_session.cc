@@ -30,13 +30,14 @@ Status create_session(const op_session_options* options, op_session** out, const
     return invalid_argument(std::string(fn) + ": cache_dir is empty");
   }
   EngineOptions eo;
-  eo.verify = std::string(resolve::verify_policy_name(policy));
-  if (o.cache_dir != nullptr && mode != resolve::CacheMode::kOff) eo.cache_dir = o.cache_dir;
-  eo.cache_read_only = mode == resolve::CacheMode::kReadOnly;
-  eo.cache_max_bytes = o.cache_max_bytes;
+  eo.verify = policy;
+  // NULL or OP_CACHE_OFF: no store (a folder named "off" is a folder here).
+  if (o.cache_dir != nullptr && mode != resolve::CacheMode::kOff) eo.cache.dir = o.cache_dir;
+  eo.cache.read_only = mode == resolve::CacheMode::kReadOnly;
+  eo.cache.max_bytes = o.cache_max_bytes;
   if (o.memo_dir != nullptr) eo.memo_dir = o.memo_dir;
   eo.threads = o.n_threads;
-  eo.weights = o.plain_weights ? "plain" : "packed";
+  eo.weights = o.plain_weights ? WeightMode::kPlain : WeightMode::kPacked;
   auto s = std::make_unique<op_session>();
   OP_ASSIGN_OR_RETURN(s->engine, open(std::move(eo)));
   s->timings.parse = s->engine->timings().parse;

@@ -73,7 +73,7 @@ void print_text(const engine::ExplainReport& r) {
                   ? (", capped at " + std::string(device::isa_level_name(*host.isa_cap))).c_str()
                   : "",
               r.runtime_name.c_str(), r.runtime_version.c_str(),
-              std::string(resolve::verify_policy_name(r.verify)).c_str());
+              std::string(verify_policy_name(r.verify)).c_str());
   for (const auto& e : r.weights) std::fputs(weight_text(e, r.level, *r.model).c_str(), stdout);
   for (const check::Diagnostic& d : r.diagnostics) {
     std::printf("ignored: %s: %s [%s]\n", d.path.c_str(), d.message.c_str(), d.rule.c_str());
@@ -100,9 +100,16 @@ int cmd_explain(int argc, char** argv) {
     return kExitUsage;
   }
   engine::ExplainOptions options;
-  options.verify = args.get("verify").value_or("full");
+  const std::string verify(
+      args.get("verify").value_or(std::string(verify_policy_name(options.verify))));
+  if (auto policy = verify_policy_from_name(verify)) {
+    options.verify = *policy;
+  } else {
+    return report_error("explain",
+                        invalid_argument("--verify '" + verify + "': expected full, memo or off"));
+  }
   options.arch = args.get("arch").value_or("");
-  options.cache_dir = args.get("cache").value_or("");
+  options.cache = cache_location_from_arg(args.get("cache").value_or(std::string(kCacheOffName)));
   options.memo_dir = args.get("memo-dir").value_or("");
   options.fed_inputs = args.get_all("input");
   auto report = engine::explain_model(args.positionals()[0], options);

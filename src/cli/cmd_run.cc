@@ -158,18 +158,18 @@ Result<EngineOptions> engine_options(const Args& args) {
     if (!r->ok()) return r->status();
   }
   EngineOptions o;
-  o.verify = args.get("verify").value_or(o.verify);
-  o.weights = args.get("weights").value_or(o.weights);
-  o.cache_dir = args.get("cache").value_or("off");
-  o.cache_max_bytes = uint64_t(*cache_max) << 20;
+  const std::string verify(args.get("verify").value_or(std::string(verify_policy_name(o.verify))));
+  const std::string weights(args.get("weights").value_or(std::string(weight_mode_name(o.weights))));
+  std::optional<VerifyPolicy> policy = verify_policy_from_name(verify);
+  if (!policy) return invalid_argument("--verify must be full, memo or off, got '" + verify + "'");
+  std::optional<WeightMode> mode = weight_mode_from_name(weights);
+  if (!mode) return invalid_argument("--weights must be packed or plain, got '" + weights + "'");
+  o.verify = *policy;
+  o.weights = *mode;
+  o.cache = cache_location_from_arg(args.get("cache").value_or(std::string(kCacheOffName)));
+  o.cache.max_bytes = uint64_t(*cache_max) << 20;
   o.memo_dir = args.get("memo-dir").value_or("");
   o.threads = uint32_t(*threads);
-  if (!resolve::verify_policy_from_name(o.verify)) {
-    return invalid_argument("--verify must be full, memo or off, got '" + o.verify + "'");
-  }
-  if (o.weights != "packed" && o.weights != "plain") {
-    return invalid_argument("--weights must be packed or plain, got '" + o.weights + "'");
-  }
   return o;
 }
 
@@ -277,10 +277,11 @@ void print_json(const Engine& engine, RunReport& r) {
   Json j = Json::object();
   j["model"] = r.model;
   j["threads"] = uint64_t(engine.threads());
-  j["verify"] = o.weights == "packed" ? o.verify : "none";
-  j["cache"] = o.cache_dir;
+  j["verify"] =
+      o.weights == WeightMode::kPacked ? std::string(verify_policy_name(o.verify)) : "none";
+  j["cache"] = std::string(cache_location_name(o.cache));
   if (!engine.store_error().empty()) j["store_error"] = engine.store_error();
-  j["weights_mode"] = o.weights;
+  j["weights_mode"] = std::string(weight_mode_name(o.weights));
   j["timings_ms"] = timings_json(r);
   Json ws = Json::array();
   for (const auto& d : engine.weights()) ws.push_back(engine::weight_json(d));
@@ -304,14 +305,14 @@ void print_text(const Engine& engine, const RunReport& r,
   std::printf("%s: %zu kernels (%zu nodes, %zu folded, %zu fused), arena %.1f MiB, %zu threads\n",
               r.model.c_str(), ps.kernels, ps.nodes, ps.folded, ps.fused,
               double(ps.arena_bytes) / (1 << 20), engine.threads());
-  if (o.weights == "packed") {
+  if (o.weights == WeightMode::kPacked) {
     const runtime::PreparedTotals tot = engine.weight_totals();
     std::printf(
         "weights: %" PRIu64 " hits, %" PRIu64
         " misses (verify %s, cache %s), %.1f MiB mapped, %.1f MiB hashed, %.1f MiB packed\n",
-        tot.hits, tot.misses, o.verify.c_str(), o.cache_dir.c_str(),
-        double(tot.bytes_mapped) / (1 << 20), double(tot.bytes_hashed) / (1 << 20),
-        double(tot.bytes_packed) / (1 << 20));
+        tot.hits, tot.misses, std::string(verify_policy_name(o.verify)).c_str(),
+        std::string(cache_location_name(o.cache)).c_str(), double(tot.bytes_mapped) / (1 << 20),
+        double(tot.bytes_hashed) / (1 << 20), double(tot.bytes_packed) / (1 << 20));
     for (const auto& d : engine.weights()) {
       std::printf("  %-40s %s%s%s\n", d.name.c_str(), d.decision.c_str(),
                   d.reason.empty() ? "" : " ", d.reason.c_str());

@@ -115,36 +115,27 @@ int constant_nodes(const onnx::GraphProto& g) {
 // (the runtime computes such nodes on a widened copy that no pack can feed)
 // and weights of nodes inside If/Loop/Scan bodies (SPEC entries address
 // main-graph initializers only; docs/decisions.md).
-void unpacked_weights(const format::Model& model, const onnx::GraphProto& g, bool subgraph,
-                      std::vector<SkippedWeight>& out) {
+void unpacked_weights(const format::Model& model, std::vector<SkippedWeight>& out) {
   static const std::set<std::string> kOps = {"MatMul", "Gemm", "Conv", "ConvTranspose",
                                              "LSTM",   "GRU",  "RNN",  "MatMulNBits"};
-  std::set<std::string> local;
-  for (const auto& t : g.initializer()) local.insert(t.name());
-  for (const onnx::NodeProto& n : g.node()) {
-    for (const onnx::AttributeProto& a : n.attribute()) {
-      if (a.has_g()) unpacked_weights(model, a.g(), true, out);
-      for (const auto& sg : a.graphs()) unpacked_weights(model, sg, true, out);
-    }
-    if (!kOps.count(n.op_type()) || n.input_size() < 2) continue;
+  pack::for_each_scoped_node(model.proto().graph(), [&](const pack::ScopedNode& sn) {
+    const onnx::NodeProto& n = *sn.node;
+    if (!kOps.count(n.op_type()) || n.input_size() < 2) return;
     const std::string& w = n.input(1);
-    const bool initializer = local.count(w) || (subgraph && model.find_initializer(w) != nullptr);
-    if (!initializer) continue;
-    if (subgraph && local.count(w)) {
+    if (sn.body_initializers->count(w)) {
       out.push_back({w, "", n.op_type(),
                      "an initializer of an If/Loop/Scan body: not packed (entries address "
-                     "main-graph initializers)"});
-    } else if (subgraph) {
-      out.push_back({w, "", n.op_type(),
-                     "a main-graph initializer read inside an If/Loop/Scan body: not packed (the "
-                     "runtime plans bodies without the resolver)"});
-    } else if (const onnx::TensorProto* t = model.find_initializer(w);
-               t != nullptr && t->data_type() == onnx::TensorProto::FLOAT16) {
+                     "main-graph initializers; docs/decisions.md)"});
+      return;
+    }
+    if (sn.shadowed->count(w)) return;  // a value the body computes or takes in
+    const onnx::TensorProto* t = model.find_initializer(w);
+    if (t != nullptr && t->data_type() == onnx::TensorProto::FLOAT16) {
       out.push_back({w, "", n.op_type(),
                      "FLOAT16 weight: not packed (the runtime computes FLOAT16 nodes on a widened "
                      "copy)"});
     }
-  }
+  });
 }
 
 // Targets -> architecture strings of our formats (any family's), deduplicated,
@@ -449,7 +440,7 @@ Result<CompileSummary> compile_model(const std::string& src, const std::string& 
   summary.entries = compiler.entries;
   summary.weights = uses.size();
   summary.skipped = compiler.skipped;
-  unpacked_weights(*model, model->proto().graph(), false, summary.skipped);
+  unpacked_weights(*model, summary.skipped);
   summary.constant_nodes = options.lift_constants ? 0 : constant_nodes(model->proto().graph());
   summary.payload_bytes = compiler.payload_bytes;
   summary.targets = archs;

@@ -104,7 +104,7 @@ Result<std::unique_ptr<Engine>> Engine::open_model(std::shared_ptr<const format:
   s->pool = engine::pool_for(s->options.threads, s->own_pool);
   runtime::SessionOptions so;
   so.pool = s->pool;
-  if (s->options.weights == "packed") {
+  if (s->options.weights == WeightMode::kPacked) {
     // A store that cannot be opened (read-only filesystem, a file in its place,
     // no inodes) is never fatal: the run goes on without it and reports why.
     auto store = engine::open_cache_store(s->options);
@@ -114,7 +114,7 @@ Result<std::unique_ptr<Engine>> Engine::open_model(std::shared_ptr<const format:
       s->store_error = store.status().message();
     }
     resolve::ResolverOptions ro;
-    ro.verify = *resolve::verify_policy_from_name(s->options.verify);
+    ro.verify = s->options.verify;
     ro.memo_dir = s->options.memo_dir;
     ro.cache = s->store.get();
     ro.pool = s->pool;

@@ -83,11 +83,7 @@ Result<ExplainReport> explain_model(const std::string& path, const ExplainOption
   const auto t0 = std::chrono::steady_clock::now();
   ExplainReport report;
   resolve::ResolverOptions opts;
-  auto policy = resolve::verify_policy_from_name(options.verify);
-  if (!policy) {
-    return invalid_argument("--verify '" + options.verify + "': expected full, memo or off");
-  }
-  opts.verify = *policy;
+  opts.verify = options.verify;
   opts.memo_dir = options.memo_dir;
   for (const std::string& name : options.fed_inputs) opts.fed_inputs.insert(name);
   report.host = device::HostDescription::detect();
@@ -96,9 +92,9 @@ Result<ExplainReport> explain_model(const std::string& path, const ExplainOption
     if (!h.ok()) return h.status().with_context("--arch");
     report.host = std::move(h).value();
   }
-  if (!options.cache_dir.empty()) {
+  if (options.cache.enabled()) {
     OP_ASSIGN_OR_RETURN(
-        report.store, resolve::CacheStore::open(options.cache_dir, resolve::CacheMode::kReadOnly));
+        report.store, resolve::CacheStore::open(options.cache.dir, resolve::CacheMode::kReadOnly));
     opts.cache = report.store.get();
   }
   auto loaded = format::Model::load(path);

@@ -15,9 +15,9 @@
 namespace onnx_prepack::engine {
 
 struct ExplainOptions {
-  std::string verify = "full";          // "full", "memo" or "off"
+  VerifyPolicy verify = kDefaultVerifyPolicy;
   std::string arch;                     // "" = the detected host; else pretend this one
-  std::string cache_dir;                // "" = none; opened read-only (explain only reads)
+  CacheLocation cache;                  // opened read-only whatever it says (explain only reads)
   std::string memo_dir;                 // "" = MemoStore::default_dir()
   std::vector<std::string> fed_inputs;  // graph inputs that would be fed
 };
@@ -25,7 +25,8 @@ struct ExplainOptions {
 struct ExplainedWeight {
   std::string name;      // source initializer
   std::string consumer;  // first node that reads it
-  std::string layout;    // "kn"/"nk" (GEMM B), "conv group G", "conv_transpose group G", "n_kblocks_blob" (MatMulNBits)
+  std::string layout;    // "kn"/"nk" (GEMM B), "conv group G", "conv_transpose group G",
+                         // "n_kblocks_blob" (MatMulNBits)
   std::vector<resolve::AcceptableFormat> formats;  // what the kernel at `level` accepts
   resolve::Resolution resolution;
 };

@@ -77,14 +77,51 @@ resolve::PackRequest pack_request(const PackFamily& family, const WeightUse& use
   return r;
 }
 
+namespace {
+
+void walk_scope(const onnx::GraphProto& g, int depth, const std::set<std::string>& shadowed,
+                const std::set<std::string>& body_initializers,
+                const std::function<void(const ScopedNode&)>& fn) {
+  for (const onnx::NodeProto& n : g.node()) {
+    fn(ScopedNode{&n, depth, &shadowed, &body_initializers});
+    for (const onnx::AttributeProto& a : n.attribute()) {
+      std::vector<const onnx::GraphProto*> bodies;
+      if (a.has_g()) bodies.push_back(&a.g());
+      for (const onnx::GraphProto& b : a.graphs()) bodies.push_back(&b);
+      for (const onnx::GraphProto* b : bodies) {
+        std::set<std::string> inner = shadowed;
+        std::set<std::string> own;
+        for (const auto& i : b->input()) inner.insert(i.name());
+        for (const auto& t : b->initializer()) {
+          inner.insert(t.name());
+          own.insert(t.name());
+        }
+        for (const auto& bn : b->node())
+          for (const auto& o : bn.output()) inner.insert(o);
+        walk_scope(*b, depth + 1, inner, own, fn);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void for_each_scoped_node(const onnx::GraphProto& g,
+                          const std::function<void(const ScopedNode&)>& fn) {
+  const std::set<std::string> none;
+  walk_scope(g, 0, none, none, fn);
+}
+
 std::vector<ModelWeightUse> model_weight_uses(const format::Model& model) {
   const onnx::GraphProto& g = model.proto().graph();
   std::set<std::string> inputs;
   for (const auto& i : g.input()) inputs.insert(i.name());
   std::vector<ModelWeightUse> out;
   std::set<std::tuple<const PackFamily*, std::string, std::string>> seen;
-  for (const onnx::NodeProto& n : g.node()) {
+  for_each_scoped_node(g, [&](const ScopedNode& sn) {
+    const onnx::NodeProto& n = *sn.node;
     for (int i = 0; i < n.input_size(); ++i) {
+      if (sn.shadowed->count(n.input(i))) continue;  // a body's own value
       const onnx::TensorProto* t = model.find_initializer(n.input(i));
       if (t == nullptr) continue;
       const std::vector<int64_t> dims(t->dims().begin(), t->dims().end());
@@ -99,7 +136,7 @@ std::vector<ModelWeightUse> model_weight_uses(const format::Model& model) {
       u.duplicated = model.count_initializers(n.input(i)) != 1;
       out.push_back(std::move(u));
     }
-  }
+  });
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -129,7 +130,22 @@ struct ModelWeightUse {
   bool graph_input = false;
   bool duplicated = false;
 };
+// Main-graph initializers read by nodes inside If/Loop/Scan bodies are uses
+// too (the body's node is the consumer), unless the body shadows the name.
 std::vector<ModelWeightUse> model_weight_uses(const format::Model& model);
+
+// Every node of `g` and of its subgraphs, nested bodies after their node.
+// `shadowed` holds the names some enclosing body defines (inputs,
+// initializers, node outputs), which hide a main-graph initializer of that
+// name; `body_initializers` those of the innermost body (empty at depth 0).
+struct ScopedNode {
+  const onnx::NodeProto* node = nullptr;
+  int depth = 0;  // 0: the main graph
+  const std::set<std::string>* shadowed = nullptr;
+  const std::set<std::string>* body_initializers = nullptr;
+};
+void for_each_scoped_node(const onnx::GraphProto& g,
+                          const std::function<void(const ScopedNode&)>& fn);
 
 // The model's content function: canonical raw bytes of each initializer
 // (converted from typed fields, copied when unaligned; the copies live as long

@@ -74,9 +74,9 @@ py::object py_explain(const py::object& path, const std::string& verify, const p
                       const py::object& cache, const py::object& memo_dir,
                       const std::vector<std::string>& inputs) {
   engine::ExplainOptions o;
-  o.verify = verify;
+  o.verify = verify_policy_arg(verify);
   if (!arch.is_none()) o.arch = py::str(arch);
-  if (!cache.is_none()) o.cache_dir = fspath(cache);
+  o.cache = cache_location_arg(cache);
   if (!memo_dir.is_none()) o.memo_dir = fspath(memo_dir);
   o.fed_inputs = inputs;
   const std::string p = fspath(path);
@@ -143,7 +143,8 @@ PYBIND11_MODULE(onnx_prepack, m) {
         py::arg("memo_dir") = py::none(),
         "Packs every eligible MatMul/Gemm B for each target and writes dst; returns "
         "`compile --json`.");
-  m.def("explain", &py_explain, py::arg("path"), py::arg("verify") = "full",
+  m.def("explain", &py_explain, py::arg("path"),
+        py::arg("verify") = std::string(verify_policy_name(kDefaultVerifyPolicy)),
         py::arg("arch") = py::none(), py::arg("cache") = py::none(),
         py::arg("memo_dir") = py::none(), py::arg("inputs") = std::vector<std::string>(),
         "The resolver's decision per weight; returns `explain --json`.");

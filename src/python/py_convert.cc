@@ -91,4 +91,22 @@ ModelSource model_source(const py::object& obj) {
   return src;
 }
 
+VerifyPolicy verify_policy_arg(const std::string& verify) {
+  std::optional<VerifyPolicy> p = verify_policy_from_name(verify);
+  if (!p) throw_status(invalid_argument("verify must be full, memo or off, got '" + verify + "'"));
+  return *p;
+}
+
+WeightMode weight_mode_arg(const std::string& weights) {
+  std::optional<WeightMode> m = weight_mode_from_name(weights);
+  if (!m) throw_status(invalid_argument("weights must be packed or plain, got '" + weights + "'"));
+  return *m;
+}
+
+CacheLocation cache_location_arg(const py::object& cache) {
+  if (cache.is_none()) return CacheLocation{};
+  return cache_location_from_arg(
+      py::str(py::module_::import("os").attr("fspath")(cache)).cast<std::string>());
+}
+
 }  // namespace onnx_prepack::python

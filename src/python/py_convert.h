@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/json.h"
+#include "onnx_prepack/options.hpp"
 #include "onnx_prepack/status.h"
 
 namespace onnx_prepack::python {
@@ -24,6 +25,12 @@ T value_or_throw(Result<T> r) {
   if (!r.ok()) throw_status(r.status());
   return std::move(r).value();
 }
+
+// The typed options from their keyword strings (ValueError naming what is accepted).
+VerifyPolicy verify_policy_arg(const std::string& verify);
+WeightMode weight_mode_arg(const std::string& weights);
+// A `cache` keyword: None or "off" -> no store, else a folder (str or os.PathLike).
+CacheLocation cache_location_arg(const py::object& cache);
 
 // The document as dicts, lists, str, int, float, bool and None (via json.loads:
 // the CLI's serializer is the one source of the keys and values).

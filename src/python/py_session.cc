@@ -57,11 +57,11 @@ class InferenceSession {
                    uint32_t threads, const py::object& base_dir, const std::string& weights,
                    const py::object& memo_dir, uint64_t cache_max_bytes) {
     EngineOptions o;
-    o.verify = verify;
-    o.weights = weights;
+    o.verify = verify_policy_arg(verify);
+    o.weights = weight_mode_arg(weights);
     o.threads = threads;
-    o.cache_max_bytes = cache_max_bytes;
-    if (!cache.is_none()) o.cache_dir = py::str(py::module_::import("os").attr("fspath")(cache));
+    o.cache = cache_location_arg(cache);
+    o.cache.max_bytes = cache_max_bytes;
     if (!memo_dir.is_none()) {
       o.memo_dir = py::str(py::module_::import("os").attr("fspath")(memo_dir));
     }
@@ -223,10 +223,12 @@ A model loaded on onnx-prepack's CPU runtime, with packed weights resolved from
 the model's compiled tensors or the cache store (docs/python.md).)doc")
       .def(py::init<const py::object&, const std::string&, const py::object&, uint32_t,
                     const py::object&, const std::string&, const py::object&, uint64_t>(),
-           py::arg("path_or_bytes"), py::arg("verify") = "full", py::arg("cache") = py::none(),
-           py::arg("threads") = kDefaultThreads, py::arg("base_dir") = py::none(),
-           py::arg("weights") = "packed", py::arg("memo_dir") = py::none(),
-           py::arg("cache_max_bytes") = kDefaultCacheMaxBytes)
+           py::arg("path_or_bytes"),
+           py::arg("verify") = std::string(verify_policy_name(kDefaultVerifyPolicy)),
+           py::arg("cache") = py::none(), py::arg("threads") = kDefaultThreads,
+           py::arg("base_dir") = py::none(),
+           py::arg("weights") = std::string(weight_mode_name(kDefaultWeightMode)),
+           py::arg("memo_dir") = py::none(), py::arg("cache_max_bytes") = kDefaultCacheMaxBytes)
       .def("get_inputs", &InferenceSession::get_inputs)
       .def("get_outputs", &InferenceSession::get_outputs)
       .def("run", &InferenceSession::run, py::arg("output_names"), py::arg("input_feed"),

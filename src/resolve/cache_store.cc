@@ -136,6 +136,7 @@ std::string CacheKey::id() const {
   add(format_version);
   add(runtime);
   add(runtime_version);
+  if (!lineage.empty()) add(lineage);
   const std::span<const uint8_t> part(reinterpret_cast<const uint8_t*>(msg.data()), msg.size());
   const digest::Digest d = digest::hash_bytes(digest::Algorithm::kBlake3, {&part, 1});
   return base::hex_lower(d.data(), d.size());

@@ -34,6 +34,10 @@ struct CacheKey {
   std::string format_version;
   std::string runtime;
   std::string runtime_version;
+  // For packs that read other initializers too (SPEC 4.5): every role's
+  // content digest and every attribute, as text (Resolver::lineage_key);
+  // empty for packs of their source alone, whose ids it leaves unchanged.
+  std::string lineage;
   std::string id() const;  // 64 hex digits, the entry folder's name
 };
 

@@ -216,6 +216,15 @@ bool Resolver::request_rules(const PackRequest& request, Resolution& out, int& i
                         "graph input " + quoted(request.source_name) +
                             " is fed in this run and overrides the initializer");
   }
+  if (request.lineage) {
+    for (const auto& [role, name] : request.lineage->roles) {
+      if (!name.empty() && options_.fed_inputs.count(name) != 0) {
+        return request_miss(MissReason::kOverriddenByInput,
+                            "graph input " + quoted(name) + " (the pack's " + role +
+                                ") is fed in this run and overrides the initializer");
+      }
+    }
+  }
   if (request.formats.empty()) {
     return request_miss(MissReason::kNoAcceptableFormat,
                         "the consumer of " + quoted(request.source_name) +
@@ -481,7 +490,7 @@ Resolution Resolver::resolve_rules(const PackRequest& request) {
     totals_.bytes_mapped += out.bytes_mapped;
     return out;
   }
-  if (!request.lineage) try_cache(request, source, init_index, out);  // store keys: one source
+  try_cache(request, source, init_index, out);
   if (out.hit) return out;
   return std::move(miss_from_candidates(request, out));
 }
@@ -492,11 +501,14 @@ void Resolver::try_cache(const PackRequest& request, const onnx::TensorProto& so
   if (store == nullptr || store->mode() == CacheMode::kOff) return;
   Result<digest::Digest> d = source_digest(source, init_index, options_.cache_algorithm, out);
   if (!d.ok()) return;  // the repack will report the source's problem
+  Result<std::string> lineage = lineage_key(request, out);
+  if (!lineage.ok()) return;  // no key a store could hold
   for (size_t r = 0; r < request.formats.size(); ++r) {
     const AcceptableFormat& fmt = request.formats[r];
     CacheKey key;
     key.algorithm = options_.cache_algorithm;
     key.source_digest = *d;
+    key.lineage = *lineage;
     key.format = fmt.name;
     key.format_version = fmt.format_version;
     key.runtime = options_.runtime_name;
@@ -589,9 +601,12 @@ Status Resolver::store(const PackRequest& request, const AcceptableFormat& forma
   Resolution scratch;
   OP_ASSIGN_OR_RETURN(digest::Digest d,
                       source_digest(source, init_index, options_.cache_algorithm, scratch));
+  Result<std::string> lineage = lineage_key(request, scratch);
+  if (!lineage.ok()) return ok_status();  // nothing a later load could match
   CacheKey key;
   key.algorithm = options_.cache_algorithm;
   key.source_digest = d;
+  key.lineage = std::move(*lineage);
   key.format = format.name;
   key.format_version = format.format_version;
   key.runtime = options_.runtime_name;
@@ -605,6 +620,29 @@ Status Resolver::store(const PackRequest& request, const AcceptableFormat& forma
   dev.set_runtime_version(options_.runtime_version);
   onnx::StructTypeProto t = type;
   return store->publish(key, request.source_name, dev, t, dims, payload, options_.pool);
+}
+
+Result<std::string> Resolver::lineage_key(const PackRequest& request, Resolution& out) {
+  if (!request.lineage) return std::string();
+  std::string text;
+  for (const auto& [role, name] : request.lineage->roles) {
+    text += "role " + role + '=';
+    if (name.empty()) {  // an absent optional input
+      text += "-\n";
+      continue;
+    }
+    if (model_.count_initializers(name) != 1 || options_.fed_inputs.count(name) != 0) {
+      return not_found("lineage " + role + " " + quoted(name) +
+                       " is not one unfed top-level initializer");
+    }
+    const int idx = model_.initializer_index(name);
+    OP_ASSIGN_OR_RETURN(digest::Digest d, source_digest(model_.proto().graph().initializer(idx),
+                                                        idx, options_.cache_algorithm, out));
+    text += base::hex_lower(d.data(), d.size()) + '\n';
+  }
+  for (const auto& [attr, value] : request.lineage->attrs)
+    text += "attr " + attr + '=' + value + '\n';
+  return text;
 }
 
 }  // namespace onnx_prepack::resolve

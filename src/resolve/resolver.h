@@ -21,6 +21,7 @@
 #include "device/device_match.h"
 #include "digest/digest.h"
 #include "format/model.h"
+#include "onnx_prepack/options.hpp"
 #include "resolve/cache_store.h"
 #include "resolve/lineage.h"
 #include "resolve/memo_store.h"
@@ -28,14 +29,10 @@
 
 namespace onnx_prepack::resolve {
 
-// SPEC 7.2.
-enum class VerifyPolicy {
-  kFull,  // hash every source that has a candidate entry
-  kMemo,  // trust a digest recorded for the same file identity, else hash and record
-  kOff,   // trust source_digest without hashing; hits are reported unverified
-};
-std::string_view verify_policy_name(VerifyPolicy p);  // "full" / "memo" / "off"
-std::optional<VerifyPolicy> verify_policy_from_name(std::string_view name);
+// SPEC 7.2 (the engine's typed option, include/onnx_prepack/options.hpp).
+using onnx_prepack::verify_policy_from_name;
+using onnx_prepack::verify_policy_name;
+using onnx_prepack::VerifyPolicy;
 
 // One physical format a consumer's kernel can read, as the pack layer lists it.
 struct AcceptableFormat {
@@ -190,6 +187,11 @@ class Resolver {
                                        digest::Algorithm algorithm, Resolution& out);
   void try_cache(const PackRequest& request, const onnx::TensorProto& source, int init_index,
                  Resolution& out);
+  // The cache key's lineage text for `request` (CacheKey::lineage): each
+  // role's content digest under the store's algorithm and each attribute, so
+  // a stored lineage-bound pack is found only for equal inputs. Fails when a
+  // role's initializer is missing, duplicated, fed or unreadable.
+  Result<std::string> lineage_key(const PackRequest& request, Resolution& out);
   // SPEC 4.6 on the payload of a candidate about to be chosen (resolver_payload.cc):
   // false after marking `c` corrupt_payload / unverifiable_payload.
   bool payload_ok(const onnx::CompiledTensorProto& entry, const Hit& hit, const std::string& name,

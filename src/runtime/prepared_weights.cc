@@ -125,8 +125,7 @@ Result<PreparedPack> ResolvedWeights::prepare_pack(const WeightRequest& r) {
     out.keep_alive = buf.second;
     if (resolver_ != nullptr && resolver_->options().cache != nullptr &&
         resolver_->options().cache->mode() == resolve::CacheMode::kReadWrite &&
-        res.reason != resolve::MissReason::kOverriddenByInput &&
-        !request.lineage) {  // the store's keys name one source (resolve/cache_store.h)
+        res.reason != resolve::MissReason::kOverriddenByInput) {
       auto t2 = std::chrono::steady_clock::now();
       for (const auto& a : request.formats) {
         if (a.name != f->name) continue;

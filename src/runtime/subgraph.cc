@@ -1,6 +1,7 @@
 #include "runtime/subgraph.h"
 
 #include <algorithm>
+#include <set>
 
 #include "runtime/prepared_weights.h"
 
@@ -8,6 +9,29 @@ namespace onnx_prepack::runtime {
 namespace {
 
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+// A body's weight preparer: the outer-scope initializers it reads go to the
+// enclosing session's preparer (at the top, the one with the resolver, so a
+// main-graph initializer read inside a body is a compiled entry's hit like
+// any other); the body's own initializers are packed here, without the
+// resolver (entries address main-graph initializers: docs/decisions.md).
+class ScopedWeights final : public WeightPreparer {
+ public:
+  ScopedWeights(WeightPreparer* outer, std::set<std::string> outer_initializers,
+                base::ThreadPool* pool)
+      : outer_(outer),
+        outer_initializers_(std::move(outer_initializers)),
+        local_(nullptr, device::host_isa_level(), pool) {}
+  Result<PreparedPack> prepare_pack(const WeightRequest& r) override {
+    if (outer_ != nullptr && outer_initializers_.count(r.source)) return outer_->prepare_pack(r);
+    return local_.prepare_pack(r);
+  }
+
+ private:
+  WeightPreparer* outer_;
+  std::set<std::string> outer_initializers_;
+  ResolvedWeights local_;
+};
 
 template <typename Fn>
 void for_each_subgraph(const onnx::NodeProto& node, Fn&& fn) {
@@ -87,6 +111,7 @@ Result<std::unique_ptr<Subgraph>> Subgraph::plan(const BuildContext& ctx,
     inputs.push_back(in);
     feeds[in.name] = {formal[i].dtype, formal[i].shape, formal[i].value};
   }
+  std::set<std::string> outer_initializers;
   for (const auto& name : outer_scope_names(graph)) {
     int slot = -1;
     for (int j = 0; j < ctx.implicit_input_count(); ++j) {
@@ -99,15 +124,15 @@ Result<std::unique_ptr<Subgraph>> Subgraph::plan(const BuildContext& ctx,
     in.dtype = d.dtype;
     inputs.push_back(in);
     feeds[name] = {d.dtype, d.shape, d.value, d.value != nullptr && d.is_initializer};
+    if (d.value != nullptr && d.is_initializer) outer_initializers.insert(name);
     sub->outer_slot_.push_back(slot);
   }
   SessionOptions options;
   options.pool = env->pool;
   options.fold_limit_bytes = env->fold_limit_bytes;
   if (env->prepare_weights) {
-    // No resolver: compiled tensors are looked up for top-level weights only;
-    // these are packed when the subgraph is planned.
-    sub->weights_ = std::make_unique<ResolvedWeights>(nullptr, device::host_isa_level(), env->pool);
+    sub->weights_ =
+        std::make_unique<ScopedWeights>(ctx.weights(), std::move(outer_initializers), env->pool);
     options.weights = sub->weights_.get();
   }
   auto session = Session::create_subgraph(env->model, graph, env->opset, inputs, options);

@@ -6,7 +6,11 @@ the same output bytes as a run on the source model (misses).
 
 Also the cases compile used to skip silently: Constant-node weights (lifted by
 default), initializers that are also graph inputs (packed; a fed input is
-computed from), and an empty weight (not packed, with a reason; run computes).
+computed from), and an empty weight (not packed, with a reason; run computes,
+equal to ONNX Runtime's answer); main-graph weights read inside If bodies
+(packed and hits; a body's own initializer is reported as not packed); and
+lineage-bound packs (MatMulNBits) written back to the cache store and found
+there only for the same scales and zero points.
 
 usage: pack_family_matrix.py --cli build/src/cli/onnx-prepack
 """
@@ -22,6 +26,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 RNG = np.random.default_rng(7)
+ORT_RUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "runtime", "ort_run.js")
 
 
 def init(name, shape, dtype=np.float32):
@@ -88,6 +93,21 @@ def empty_weight_model():
     nodes = [helper.make_node("MatMul", ["x", "we"], ["y"], name="mm")]
     return model(nodes, [vi("x", [2, 0])], [vi("y", [2, 5])],
                  [numpy_helper.from_array(np.zeros((0, 5), np.float32), "we")])
+
+
+def subgraph_model():
+    """An If on a fed condition: both branches read main-graph weight ws;
+    the else branch also a body initializer wb."""
+    wb = init("wb", [10, 10])
+    then_g = helper.make_graph([helper.make_node("MatMul", ["x", "ws"], ["t"], name="then_mm")],
+                               "then", [], [vi("t", [2, 10])])
+    else_g = helper.make_graph([helper.make_node("MatMul", ["x", "ws"], ["e0"], name="else_mm"),
+                                helper.make_node("MatMul", ["e0", "wb"], ["e"], name="else_mm2")],
+                               "else", [], [vi("e", [2, 10])], [wb])
+    node = helper.make_node("If", ["c"], ["y"], name="branch", then_branch=then_g,
+                            else_branch=else_g)
+    return model([node], [vi("x", [2, 12]), vi("c", [], TensorProto.BOOL)], [vi("y", [2, 10])],
+                 [init("ws", [12, 10])])
 
 
 FAMILIES = {"gemm_b": gemm_models, "conv_filter": conv_models, "q_gemm_b": nbits_models}
@@ -205,6 +225,78 @@ class Matrix:
         rn = {(w["name"], w["decision"], w["reason"]) for w in doc["weights"]}
         if ex != rn:
             self.fail(f"empty weight: explain {ex} != run {rn}")
+        xfeed = os.path.join(self.tmp, "xe.npy")
+        np.save(xfeed, np.zeros((2, 0), np.float32))
+        ort_dir = os.path.join(self.tmp, "empty-ort")
+        os.makedirs(ort_dir, exist_ok=True)
+        ort = subprocess.run(["node", ORT_RUN, src, ort_dir, f"x={xfeed}"], capture_output=True,
+                             text=True)
+        if ort.returncode != 0:
+            self.fail(f"empty weight: ONNX Runtime failed: {ort.stderr}")
+        else:
+            doc, _ = self.outputs(out, None, "empty-fed", ["--input", f"x={xfeed}"])
+            mine = np.load(doc["outputs"]["y"]["file"])
+            theirs = np.load(os.path.join(ort_dir, "y.npy"))
+            if mine.shape != theirs.shape or not np.array_equal(mine, theirs):
+                self.fail(f"empty weight: {mine} != ONNX Runtime's {theirs}")
+
+        self.subgraph_case()
+        self.lineage_cache_case()
+
+    def subgraph_case(self):
+        # Main-graph weights read inside If bodies: entries, hits in both
+        # branches, explain = run; the body's own initializer: reported.
+        src = os.path.join(self.tmp, "if.onnx")
+        onnx.save(subgraph_model(), src)
+        out = os.path.join(self.tmp, "if.compiled.onnx")
+        comp = json.loads(self.run(["compile", src, "-o", out, "--json"]).stdout)
+        self.cases += 1
+        if comp["entries"] < 1 or not any(s["name"] == "wb" and "body" in s["reason"]
+                                          for s in comp["skipped"]):
+            self.fail(f"subgraph compile: {comp}")
+        explain = json.loads(self.run(["explain", out, "--json"]).stdout)
+        ex = {(w["name"], w["decision"], w["reason"] or "") for w in explain["weights"]}
+        for cond in (True, False):
+            cfeed = os.path.join(self.tmp, f"c{int(cond)}.npy")
+            np.save(cfeed, np.array(cond))
+            xfeed = os.path.join(self.tmp, "xif.npy")
+            np.save(xfeed, RNG.standard_normal((2, 12)).astype(np.float32))
+            feeds = ["--input", f"c={cfeed}", "--input", f"x={xfeed}"]
+            doc, hit = self.outputs(out, None, f"if-hit-{cond}", feeds)
+            _, miss = self.outputs(src, None, f"if-miss-{cond}", feeds)
+            rn = {(w["name"], w["decision"], w["reason"] or "") for w in doc["weights"]}
+            if doc["totals"]["hits"] < 1 or ex != rn:
+                self.fail(f"subgraph run (cond {cond}): explain {ex} != run {rn} {doc['totals']}")
+            if hit != miss:
+                self.fail(f"subgraph run (cond {cond}): outputs differ")
+
+    def lineage_cache_case(self):
+        # A MatMulNBits miss is written back to the cache store and is a hit
+        # from there on the next load; other scales in the same weight's
+        # place are a miss (the store's key binds the lineage).
+        src = os.path.join(self.tmp, "nbits.onnx")
+        m = nbits_models()
+        onnx.save(m, src)
+        cache = os.path.join(self.tmp, "lineage-cache")
+        first, out1 = self.outputs(src, None, "lin-1", ["--cache", cache])
+        second, out2 = self.outputs(src, None, "lin-2", ["--cache", cache])
+        self.cases += 1
+        w1 = {w["name"]: w for w in first["weights"]}
+        w2 = {w["name"]: w for w in second["weights"]}
+        if not w1.get("qb", {}).get("stored") or w2.get("qb", {}).get("decision") != "hit":
+            self.fail(f"lineage cache: first {first['weights']} second {second['weights']}")
+        if out1 != out2:
+            self.fail("lineage cache: a hit from the store differs from the pack")
+        for t in m.graph.initializer:
+            if t.name == "qs":
+                t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t) * 2, "qs"))
+        other = os.path.join(self.tmp, "nbits-other-scales.onnx")
+        onnx.save(m, other)
+        third, out3 = self.outputs(other, None, "lin-3", ["--cache", cache])
+        _, fresh = self.outputs(other, None, "lin-4")
+        w3 = {w["name"]: w for w in third["weights"]}
+        if w3.get("qb", {}).get("decision") != "miss" or out3 != fresh:
+            self.fail(f"lineage cache, other scales: {third['weights']}")
 
 
 def main():

@@ -32,8 +32,8 @@ RunResult run_model(const std::string& path, const std::string& cache_dir,
                     const std::string& memo_dir, resolve::VerifyPolicy policy) {
   RunResult rr;
   EngineOptions o;
-  o.verify = std::string(resolve::verify_policy_name(policy));
-  o.cache_dir = cache_dir;
+  o.verify = policy;
+  o.cache.dir = cache_dir;
   o.memo_dir = memo_dir;
   auto engine = Engine::open(path, o);
   EXPECT_TRUE(engine.ok()) << engine.status().message();
@@ -198,7 +198,7 @@ TEST(PreparedGemm, TransposedBPackedMatchesDirect) {
   auto x = ::onnx_prepack::testing::pseudo_random_floats(size_t(m * k), 7);
   for (bool packed : {true, false}) {
     EngineOptions o;
-    o.weights = packed ? "packed" : "plain";
+    o.weights = packed ? WeightMode::kPacked : WeightMode::kPlain;
     auto engine = Engine::open_model(model, o);
     ASSERT_TRUE(engine.ok()) << engine.status().message();
     auto out = (*engine)->run({{"x", Tensor{kFloat, {m, k}, x.data()}}});

@@ -1,0 +1,48 @@
+// The engine's typed options and their one spelling: each frontend (CLI flags,
+// C API fields, Python keywords) parses its own form at its edge into these
+// values, and prints them back with the names below.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "onnx_prepack/defaults.hpp"
+
+namespace onnx_prepack {
+
+// SPEC 7.2: how a hit's source digest is trusted.
+enum class VerifyPolicy : uint8_t {
+  kFull,  // hash every source that has a candidate entry
+  kMemo,  // trust a digest recorded for the same file identity, else hash and record
+  kOff,   // trust source_digest without hashing; hits are reported unverified
+};
+inline constexpr VerifyPolicy kDefaultVerifyPolicy = VerifyPolicy::kFull;
+std::string_view verify_policy_name(VerifyPolicy p);  // "full" / "memo" / "off"
+std::optional<VerifyPolicy> verify_policy_from_name(std::string_view name);
+
+// Whether weights go through the resolver (compiled entries, cache, packs) or
+// every consumer reads its initializer as it is.
+enum class WeightMode : uint8_t { kPacked, kPlain };
+inline constexpr WeightMode kDefaultWeightMode = WeightMode::kPacked;
+std::string_view weight_mode_name(WeightMode m);  // "packed" / "plain"
+std::optional<WeightMode> weight_mode_from_name(std::string_view name);
+
+// Where misses are written back and looked up (SPEC 7.1). No store when `dir`
+// is empty: that is the one meaning of "no cache" inside the engine.
+struct CacheLocation {
+  std::string dir;
+  bool read_only = false;
+  uint64_t max_bytes = kDefaultCacheMaxBytes;  // 0 = unbounded
+  bool enabled() const { return !dir.empty(); }
+};
+// The word the CLI (`--cache off`, its default) and Python (`cache="off"`)
+// take for "no store", and what reports print for it.
+inline constexpr std::string_view kCacheOffName = "off";
+// A frontend's folder argument: "" or "off" -> no store, else the folder.
+CacheLocation cache_location_from_arg(std::string_view arg);
+// The folder, or "off".
+std::string_view cache_location_name(const CacheLocation& c);
+
+}  // namespace onnx_prepack
