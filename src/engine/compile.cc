@@ -175,6 +175,31 @@ Result<std::vector<std::string>> target_architectures(const std::vector<std::str
   return archs;
 }
 
+// A compile target: its architecture as a host, and the level of the kernels
+// that read its formats (an architecture string names required features only,
+// not a whole CPU).
+struct CompileTarget {
+  std::string arch;
+  device::HostDescription host;
+  device::IsaLevel level = device::IsaLevel::kRef;
+};
+
+Result<std::vector<CompileTarget>> compile_targets(const std::vector<std::string>& archs) {
+  std::vector<CompileTarget> out;
+  for (const std::string& arch : archs) {
+    auto host = device::HostDescription::pretend(arch);
+    if (!host.ok()) return host.status().with_context("--target " + arch);
+    CompileTarget t{arch, std::move(*host), device::IsaLevel::kRef};
+    for (const pack::PackFamily* family : pack::pack_families()) {
+      for (const pack::FormatInfo& f : family->formats()) {
+        if (f.architecture == arch) t.level = std::max(t.level, f.isa);
+      }
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 // A payload packed while the output is written.
 struct PendingPayload {
   std::function<Status(std::span<uint8_t>)> pack;
@@ -186,12 +211,12 @@ struct PendingPayload {
 // The compile of one model: the entries it adds and the payloads to pack.
 class Compiler {
  public:
-  Compiler(format::Model& model, digest::Algorithm algorithm, std::vector<std::string> archs,
+  Compiler(format::Model& model, digest::Algorithm algorithm, std::vector<CompileTarget> targets,
            base::ThreadPool* pool)
       : model_(model),
         out_(model.proto()),
         algorithm_(algorithm),
-        archs_(std::move(archs)),
+        targets_(std::move(targets)),
         pool_(pool),
         content_(pack::model_content(model)) {
     for (int i = 0; i < out_.struct_types_size(); ++i) type_index_[out_.struct_types(i).name()] = i;
@@ -230,7 +255,7 @@ class Compiler {
   format::Model& model_;
   onnx::ModelProto& out_;
   digest::Algorithm algorithm_;
-  std::vector<std::string> archs_;
+  std::vector<CompileTarget> targets_;
   base::ThreadPool* pool_;
   std::map<std::string, int> type_index_, device_index_;
   std::vector<onnx::CompiledTensorProto> compiled_;
@@ -261,19 +286,9 @@ Status Compiler::add(const pack::ModelWeightUse& u) {
   };
   if (u.duplicated) return skip("several initializers have this name");
   std::vector<std::pair<std::string, pack::PackPlan>> plans;  // (architecture, plan)
-  for (const std::string& arch : archs_) {
-    auto host = device::HostDescription::pretend(arch);
-    if (!host.ok()) return host.status().with_context("--target " + arch);
-    // The level of the kernels that read this architecture's formats (an
-    // architecture string names required features only, not a whole CPU).
-    device::IsaLevel level = device::IsaLevel::kRef;
-    for (const pack::PackFamily* family : pack::pack_families()) {
-      for (const pack::FormatInfo& f : family->formats()) {
-        if (f.architecture == arch) level = std::max(level, f.isa);
-      }
-    }
-    for (const pack::FormatInfo& f : u.family->accepted(use, level)) {
-      if (!device::match_architecture(f.architecture, *host).ok()) continue;
+  for (const CompileTarget& target : targets_) {
+    for (const pack::FormatInfo& f : u.family->accepted(use, target.level)) {
+      if (!device::match_architecture(f.architecture, target.host).ok()) continue;
       bool done = false;
       for (const auto& [a, p] : plans) done = done || p.format.name == f.name;
       if (done) break;  // a baseline format serves several targets with one entry
@@ -427,7 +442,8 @@ Result<CompileSummary> compile_model(const std::string& src, const std::string& 
   std::unique_ptr<base::ThreadPool> own_pool;
   base::ThreadPool* pool = engine::pool_for(options.threads, own_pool);
   const std::vector<pack::ModelWeightUse> uses = pack::model_weight_uses(*model);
-  Compiler compiler(*model, *algorithm, archs, pool);
+  OP_ASSIGN_OR_RETURN(std::vector<CompileTarget> targets, compile_targets(archs));
+  Compiler compiler(*model, *algorithm, std::move(targets), pool);
   for (const pack::ModelWeightUse& u : uses) OP_RETURN_IF_ERROR(compiler.add(u));
   compiler.merge_entries();
   OP_ASSIGN_OR_RETURN(format::WriteReport written, compiler.write(dst, options));

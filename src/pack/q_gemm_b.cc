@@ -279,43 +279,39 @@ Result<kernels::QGemmShape> matmul_nbits_shape(const onnx::NodeProto& node) {
   return s;
 }
 
-std::vector<QGemmBJob> q_gemm_b_jobs(const format::Model& model) {
+std::optional<QGemmBJob> q_gemm_b_job(const format::Model& model, const onnx::NodeProto& n) {
   const onnx::GraphProto& g = model.proto().graph();
-  std::set<std::string> inputs, seen;
-  for (const auto& i : g.input()) inputs.insert(i.name());
   auto unique_init = [&](const std::string& name) -> const onnx::TensorProto* {
-    if (name.empty() || inputs.count(name) || model.count_initializers(name) != 1) return nullptr;
+    if (name.empty() || model.count_initializers(name) != 1) return nullptr;
+    for (const auto& i : g.input()) {
+      if (i.name() == name) return nullptr;  // a fed input could override it
+    }
     return model.find_initializer(name);
   };
-  std::vector<QGemmBJob> out;
-  for (const onnx::NodeProto& n : g.node()) {
-    if (n.op_type() != "MatMulNBits" || n.domain() != "com.microsoft" || n.input_size() < 3) {
-      continue;
-    }
-    if (!input_name(n, 4).empty()) continue;  // g_idx: refused by the runtime
-    auto shape = matmul_nbits_shape(n);
-    if (!shape.ok()) continue;
-    const kernels::QGemmShape& s = *shape;
-    const onnx::TensorProto* b = unique_init(n.input(1));
-    const onnx::TensorProto* sc = unique_init(n.input(2));
-    if (b == nullptr || sc == nullptr || b->data_type() != onnx::TensorProto::UINT8 ||
-        numel(*b) != s.N * s.k_blocks() * s.block * s.bits / 8 || !is_real(sc->data_type()) ||
-        numel(*sc) != s.N * s.k_blocks()) {
-      continue;
-    }
-    const std::string zp_name = input_name(n, 3);
-    if (!zp_name.empty()) {
-      const onnx::TensorProto* zp = unique_init(zp_name);
-      if (zp == nullptr) continue;
-      const bool packed = zp->data_type() == onnx::TensorProto::UINT8 &&
-                          numel(*zp) == s.N * ((s.k_blocks() * s.bits + 7) / 8);
-      const bool real = is_real(zp->data_type()) && numel(*zp) == s.N * s.k_blocks();
-      if (!packed && !real) continue;
-    }
-    if (!seen.insert(n.input(1)).second) continue;  // one entry per B (first consumer)
-    out.push_back({n.input(1), &n, s, q_gemm_b_format(s.bits)});
+  if (n.op_type() != "MatMulNBits" || n.domain() != "com.microsoft" || n.input_size() < 3) {
+    return std::nullopt;
   }
-  return out;
+  if (!input_name(n, 4).empty()) return std::nullopt;  // g_idx: refused by the runtime
+  auto shape = matmul_nbits_shape(n);
+  if (!shape.ok()) return std::nullopt;
+  const kernels::QGemmShape& s = *shape;
+  const onnx::TensorProto* b = unique_init(n.input(1));
+  const onnx::TensorProto* sc = unique_init(n.input(2));
+  if (b == nullptr || sc == nullptr || b->data_type() != onnx::TensorProto::UINT8 ||
+      numel(*b) != s.N * s.k_blocks() * s.block * s.bits / 8 || !is_real(sc->data_type()) ||
+      numel(*sc) != s.N * s.k_blocks()) {
+    return std::nullopt;
+  }
+  const std::string zp_name = input_name(n, 3);
+  if (!zp_name.empty()) {
+    const onnx::TensorProto* zp = unique_init(zp_name);
+    if (zp == nullptr) return std::nullopt;
+    const bool packed = zp->data_type() == onnx::TensorProto::UINT8 &&
+                        numel(*zp) == s.N * ((s.k_blocks() * s.bits + 7) / 8);
+    const bool real = is_real(zp->data_type()) && numel(*zp) == s.N * s.k_blocks();
+    if (!packed && !real) return std::nullopt;
+  }
+  return QGemmBJob{n.input(1), &n, s, q_gemm_b_format(s.bits)};
 }
 
 Status q_gemm_b_pack_job(const format::Model& model, const QGemmBJob& job, std::span<uint8_t> out) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -57,10 +58,11 @@ struct QGemmBJob {
   const QGemmBFormat* format = nullptr;
 };
 
-// Every com.microsoft::MatMulNBits of the top-level graph whose B, scales and
-// zero points are unique initializers (not graph inputs) with the sizes the
-// attributes imply and no g_idx: the weights compile packs.
-std::vector<QGemmBJob> q_gemm_b_jobs(const format::Model& model);
+// A com.microsoft::MatMulNBits node whose B, scales and zero points are
+// unique main-graph initializers (not graph inputs) with the sizes the
+// attributes imply and no g_idx: a weight compile packs (the node may be in
+// any graph of the model); nullopt when it fails one of these.
+std::optional<QGemmBJob> q_gemm_b_job(const format::Model& model, const onnx::NodeProto& node);
 
 // Packs a job's payload from the model's initializers (q_gemm_b_payload_bytes
 // bytes, `out` 64-byte aligned).

@@ -55,12 +55,8 @@ class QGemmBFamily final : public PackFamily {
     if (use.model != nullptr) {
       // The same checks the runtime makes on scales and zero points (their
       // sizes, unique initializers, no g_idx), read from the model.
-      const QGemmBJob* job = nullptr;
-      std::vector<QGemmBJob> jobs = q_gemm_b_jobs(*use.model);
-      for (const QGemmBJob& j : jobs) {
-        if (j.node == use.node) job = &j;
-      }
-      if (job == nullptr) {
+      std::optional<QGemmBJob> job = q_gemm_b_job(*use.model, *use.node);
+      if (!job) {
         return invalid_argument(
             "scales and zero points must be unique initializers (not graph inputs) of the sizes "
             "the attributes imply, without g_idx");
