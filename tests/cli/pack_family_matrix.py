@@ -110,6 +110,16 @@ def subgraph_model():
                  [init("ws", [12, 10])])
 
 
+def float16_model():
+    """A graph computing in FLOAT16: a MatMul and a Conv with FLOAT16 weights."""
+    nodes = [helper.make_node("Conv", ["x", "wc16"], ["a"], name="conv16", pads=[1, 1, 1, 1]),
+             helper.make_node("Flatten", ["a"], ["f"], name="flat"),
+             helper.make_node("MatMul", ["f", "wm16"], ["y"], name="mm16")]
+    return model(nodes, [vi("x", [1, 3, 4, 4], TensorProto.FLOAT16)],
+                 [vi("y", [1, 6], TensorProto.FLOAT16)],
+                 [init("wc16", [2, 3, 3, 3], np.float16), init("wm16", [32, 6], np.float16)])
+
+
 FAMILIES = {"gemm_b": gemm_models, "conv_filter": conv_models, "q_gemm_b": nbits_models}
 TARGETS = [["host"], ["x86_64-v3"], ["x86_64-v4"], ["x86_64-v3", "x86_64-v4"]]
 ISAS = ["avx512", "avx2", "ref"]
@@ -242,6 +252,28 @@ class Matrix:
 
         self.subgraph_case()
         self.lineage_cache_case()
+        self.float16_case()
+
+    def float16_case(self):
+        # FLOAT16 weights: no entry is written (none would be read), compile
+        # says why for each, and explain and run agree (no decision for them).
+        src = os.path.join(self.tmp, "f16.onnx")
+        onnx.save(float16_model(), src)
+        out = os.path.join(self.tmp, "f16.compiled.onnx")
+        comp = json.loads(self.run(["compile", src, "-o", out, "--json"]).stdout)
+        text = self.run(["compile", src, "-o", out + ".2.onnx"]).stdout
+        self.cases += 1
+        skipped = {s["name"]: s["reason"] for s in comp["skipped"]}
+        if comp["entries"] != 0 or "FLOAT16" not in skipped.get("wc16", "") or \
+                "FLOAT16" not in skipped.get("wm16", "") or "FLOAT16" not in text:
+            self.fail(f"float16 compile: {comp} {text!r}")
+        explain = json.loads(self.run(["explain", out, "--json"]).stdout)
+        doc, hit = self.outputs(out, None, "f16-compiled")
+        _, plain = self.outputs(src, None, "f16-source")
+        ex = {(w["name"], w["decision"]) for w in explain["weights"]}
+        rn = {(w["name"], w["decision"]) for w in doc["weights"]}
+        if ex != rn or hit != plain:
+            self.fail(f"float16: explain {ex} != run {rn}, or outputs differ")
 
     def subgraph_case(self):
         # Main-graph weights read inside If bodies: entries, hits in both
