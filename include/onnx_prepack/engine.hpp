@@ -118,6 +118,10 @@ struct CompileOptions {
   uint32_t threads = kDefaultThreads;  // 0 = all cores
   bool memo = true;                    // record the output's digests for `verify memo`
   std::string memo_dir;                // "" = MemoStore::default_dir()
+  // Initializers external in the source: false (the default) copies their
+  // bytes into the output's data file, so the output stands alone; true keeps
+  // referencing the source's data files when they lie in the output's folder.
+  bool reference_source_data = false;
   // Called before each payload is packed (done < total) and once at the end
   // (done == total, what == ""). May be empty.
   std::function<void(size_t done, size_t total, const std::string& what)> progress;

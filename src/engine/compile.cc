@@ -412,6 +412,7 @@ Result<format::WriteReport> Compiler::write(const std::string& dst, const Compil
   };
   wo.drop_unreadable_payloads = true;
   wo.fresh_data_file = true;
+  wo.reference_existing_external = options.reference_source_data;
   auto written = format::write_model(out_, dst, wo, &model_);
   if (progress) progress(pending_.size(), pending_.size(), "");
   return written;

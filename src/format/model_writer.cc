@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
-#include <random>
 #include <set>
 #include <vector>
 
+#include "base/content_hash.h"
 #include "base/atomic_file.h"
 
 namespace onnx_prepack::format {
@@ -70,11 +70,13 @@ Status serialize_to(const onnx::ModelProto& proto, const std::string& path) {
       path, {reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
 }
 
-// "<model>.<16 hex>.data": fresh for every write (random, never reused).
-std::string fresh_data_name(const std::string& model_name) {
-  std::random_device rd;
+// "<model>.<16 hex>.data", the hex from the data file's bytes and layout: one
+// input gives one output (reproducible builds), and another content another
+// name, so the model being replaced keeps its own file until the new model is
+// in place. Equal names mean equal bytes: replacing one by the other is safe.
+std::string content_data_name(const std::string& model_name, const base::ContentHash& h) {
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%08x%08x", unsigned(rd()), unsigned(rd()));
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h.value()));
   return model_name + "." + hex + ".data";
 }
 
@@ -149,6 +151,7 @@ Result<WriteReport> write_model(onnx::ModelProto& proto, const std::string& path
   if (options.fresh_data_file) base::remove_stale_temporaries(path);
 
   std::optional<base::AtomicFileWriter> writer;
+  base::ContentHash content_hash;  // of every (offset, bytes) appended
   auto open_writer = [&]() -> Status {
     if (writer) return ok_status();
     OP_ASSIGN_OR_RETURN(auto w, base::AtomicFileWriter::create(out_dir + "/" + location));
@@ -160,6 +163,11 @@ Result<WriteReport> write_model(onnx::ModelProto& proto, const std::string& path
     OP_RETURN_IF_ERROR(pad_to(*writer, options.alignment));
     uint64_t offset = writer->offset();
     OP_RETURN_IF_ERROR(writer->write(bytes));
+    const uint8_t where[8] = {uint8_t(offset),       uint8_t(offset >> 8),  uint8_t(offset >> 16),
+                              uint8_t(offset >> 24), uint8_t(offset >> 32), uint8_t(offset >> 40),
+                              uint8_t(offset >> 48), uint8_t(offset >> 56)};
+    content_hash.update(where);
+    content_hash.update(bytes);
     return offset;
   };
 
@@ -254,7 +262,7 @@ Result<WriteReport> write_model(onnx::ModelProto& proto, const std::string& path
     report.data_bytes = writer->offset();
     if (options.fresh_data_file) {
       // The name is decided now, after the bytes: every reference is rewritten.
-      const std::string fresh = fresh_data_name(file_name_of(path));
+      const std::string fresh = content_data_name(file_name_of(path), content_hash);
       rename_location(proto, location, fresh);
       location = fresh;
       OP_RETURN_IF_ERROR(writer->commit_as(out_dir + "/" + location));

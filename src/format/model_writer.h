@@ -44,7 +44,8 @@ struct WriteOptions {
   // file, range past the end) are dropped instead of failing the write; the
   // count is in WriteReport::payloads_dropped.
   bool drop_unreadable_payloads = false;
-  // SPEC 4.6 publication: the data file gets a fresh name ("<model>.<16 hex>.data"),
+  // SPEC 4.6 publication: the data file gets a name derived from its bytes
+  // ("<model>.<16 hex>.data": the same input writes the same files),
   // the model is renamed into place last, and then the data files the replaced
   // model referenced under our naming ("<model>.data", "<model>.<hex>.data") are
   // removed unless the new model still references them. Temporary files of

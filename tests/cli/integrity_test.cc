@@ -3,14 +3,17 @@
 // publishes so no model is paired with bytes it was not written with, and
 // cache-store failures are never fatal.
 #include <gtest/gtest.h>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
 
+#include "format/model_writer.h"
 #include "testing/test_models.h"
 
 namespace onnx_prepack {
@@ -186,15 +189,7 @@ TEST(CompilePublish, InPlaceCompileUsesAFreshDataFileAndRemovesTheOldOne) {
                                      " --target host --no-memo",
                                  &f.out),
             0);
-  const std::string first = data_file_of(f.dir, "c.onnx");
-  ASSERT_EQ(testing::run_command(cli() + " compile " + c + " -o " + c + " --target host --no-memo",
-                                 &f.out),
-            0)
-      << f.out;
-  // The initializers stay in the first data file (referenced, not copied);
-  // each in-place compile writes its payloads to a fresh file and removes the
-  // previous payload file once the new model is in place.
-  std::set<std::string> files;
+  const std::string first = fs::path(data_file_of(f.dir, "c.onnx")).filename().string();
   auto data_files = [&] {
     std::set<std::string> out;
     for (const auto& e : fs::directory_iterator(f.dir.path())) {
@@ -204,22 +199,72 @@ TEST(CompilePublish, InPlaceCompileUsesAFreshDataFileAndRemovesTheOldOne) {
     }
     return out;
   };
-  const std::set<std::string> second = data_files();
-  EXPECT_EQ(second.size(), 2u);
+  // The output stands alone: its data file holds the initializers too, so an
+  // in-place recompile of the same input writes the same bytes under the same
+  // (content-derived) name and leaves one data file.
   ASSERT_EQ(testing::run_command(cli() + " compile " + c + " -o " + c + " --target host --no-memo",
                                  &f.out),
             0)
       << f.out;
-  const std::set<std::string> third = data_files();
-  EXPECT_EQ(third.size(), 2u);
-  EXPECT_TRUE(third.count(fs::path(first).filename().string()));
-  EXPECT_NE(second, third);
+  EXPECT_EQ(data_files(), std::set<std::string>{first});
   ASSERT_EQ(f.run("c.onnx", "--verify full", "c"), 0) << f.out;
   EXPECT_EQ(f.out.find("\"miss\""), std::string::npos) << f.out;
   EXPECT_TRUE(f.same_output("c"));
+  // Other content (entries for one more level): a new name, and the
+  // previous file is removed once the new model is in place.
+  ASSERT_EQ(testing::run_command(cli() + " compile " + c + " -o " + c +
+                                     " --target x86_64-v3 --target x86_64-v4 --no-memo",
+                                 &f.out),
+            0)
+      << f.out;
+  const std::set<std::string> after = data_files();
+  EXPECT_EQ(after.size(), 1u);
+  EXPECT_FALSE(after.count(first));
   // Portable weights too.
   ASSERT_EQ(f.run("c.onnx", "--weights plain", "plain"), 0) << f.out;
   EXPECT_TRUE(f.same_output("plain"));
+}
+
+TEST(CompilePublish, OneInputGivesIdenticalFilesAndTheOutputStandsAlone) {
+  Fixture f;
+  fs::create_directories(f.dir.file("a"));
+  fs::create_directories(f.dir.file("b"));
+  for (const char* d : {"a", "b"}) {
+    ASSERT_EQ(testing::run_command(cli() + " compile " + f.dir.file("m.onnx") + " -o " +
+                                       f.dir.file(std::string(d) + "/c.onnx") +
+                                       " --target host --no-memo",
+                                   &f.out),
+              0)
+        << f.out;
+  }
+  std::vector<std::string> names[2];
+  for (int i = 0; i < 2; ++i) {
+    for (const auto& e : fs::directory_iterator(f.dir.file(i == 0 ? "a" : "b")))
+      names[i].push_back(e.path().filename().string());
+    std::sort(names[i].begin(), names[i].end());
+  }
+  ASSERT_EQ(names[0], names[1]);
+  ASSERT_EQ(names[0].size(), 2u);  // the model and its one data file
+  for (const std::string& n : names[0]) {
+    EXPECT_EQ(testing::read_bytes(f.dir.file("a/" + n)), testing::read_bytes(f.dir.file("b/" + n)))
+        << n;
+  }
+
+  // A source with external data in the output's folder: the output copies
+  // the weights, so it runs after the source's data file is gone.
+  fs::create_directories(f.dir.file("s"));
+  onnx::ModelProto m = testing::make_mlp(64, 96, 32, 5);
+  ASSERT_TRUE(format::write_model(m, f.dir.file("s/m.onnx"), format::WriteOptions{}, nullptr).ok());
+  ASSERT_TRUE(fs::exists(f.dir.file("s/m.onnx.data")));
+  ASSERT_EQ(testing::run_command(cli() + " compile " + f.dir.file("s/m.onnx") + " -o " +
+                                     f.dir.file("s/c.onnx") + " --target host --no-memo",
+                                 &f.out),
+            0)
+      << f.out;
+  fs::remove(f.dir.file("s/m.onnx.data"));
+  ASSERT_EQ(f.run("s/c.onnx", "--verify full", "alone"), 0) << f.out;
+  EXPECT_EQ(f.out.find("\"miss\""), std::string::npos) << f.out;
+  EXPECT_TRUE(f.same_output("alone"));
 }
 
 TEST(CompilePublish, TemporariesOfAKilledCompileAreRemoved) {
