@@ -12,8 +12,8 @@
 #include <set>
 #include <vector>
 
-#include "base/content_hash.h"
 #include "base/atomic_file.h"
+#include "base/content_hash.h"
 
 namespace onnx_prepack::format {
 namespace {

@@ -3,7 +3,6 @@
 // publishes so no model is paired with bytes it was not written with, and
 // cache-store failures are never fatal.
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 

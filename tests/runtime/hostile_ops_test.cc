@@ -650,5 +650,56 @@ TEST(HostileOps, IfBranchesOfDifferentElementTypesAreRefused) {
   }
 }
 
+// ---- Work bounds (runtime/work_budget.h) ----
+
+TEST(HostileOps, RoiAlignSamplingGridsPastTheWorkBoundFailQuickly) {
+  const std::vector<float> x(16, 1.0f);
+  const std::vector<int64_t> batch = {0};
+  // A fed roi of 1e9 with adaptive sampling: 2.5e17 samples per bin.
+  OneNode fed("RoiAlign", "roi", 16);
+  fed.input("X", kFloat, {1, 1, 4, 4}).input("rois", kFloat, {1, 4}).input("bi", kInt64, {1});
+  fed.output("Y").attr_int("output_height", 2).attr_int("output_width", 2);
+  const std::vector<float> huge = {0, 0, 1e9f, 1e9f};
+  const auto t0 = std::chrono::steady_clock::now();
+  expect_error(plan_and_run(fed, {{"X", {kFloat, {1, 1, 4, 4}, x.data()}},
+                                  {"rois", {kFloat, {1, 4}, huge.data()}},
+                                  {"bi", {kInt64, {1}, batch.data()}}}),
+               {"'roi'", "RoiAlign", "work bound"});
+  // A normal roi still computes (an all-ones image averages to 1).
+  const std::vector<float> small = {0, 0, 3, 3};
+  auto ok = plan_and_run(fed, {{"X", {kFloat, {1, 1, 4, 4}, x.data()}},
+                               {"rois", {kFloat, {1, 4}, small.data()}},
+                               {"bi", {kInt64, {1}, batch.data()}}});
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  for (float v : values<float>((*ok)[0])) EXPECT_FLOAT_EQ(v, 1.0f);
+  // sampling_ratio = 2^40: refused when planned.
+  OneNode attr("RoiAlign", "roi2", 16);
+  attr.input("X", kFloat, {1, 1, 4, 4}).input("rois", kFloat, {1, 4}).input("bi", kInt64, {1});
+  attr.output("Y").attr_int("sampling_ratio", int64_t(1) << 40);
+  expect_error(plan_and_run(attr, {{"X", {kFloat, {1, 1, 4, 4}, x.data()}},
+                                   {"rois", {kFloat, {1, 4}, small.data()}},
+                                   {"bi", {kInt64, {1}, batch.data()}}}),
+               {"'roi2'", "sampling_ratio", "work bound"});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+}
+
+TEST(HostileOps, EinsumDirectLoopPastTheWorkBoundIsRefused) {
+  OneNode m("Einsum", "many", 13);
+  std::string eq;
+  std::vector<float> two = {1, 2};
+  std::map<std::string, Fed> feeds;
+  for (int i = 0; i < 36; ++i) {
+    const std::string name = "x" + std::to_string(i);
+    m.input(name, kFloat, {2});
+    feeds[name] = {kFloat, {2}, two.data()};
+    eq += (i ? "," : "") + std::string(1, char(i < 26 ? 'a' + i : 'A' + i - 26));
+  }
+  m.output("y");
+  m.attr("equation", onnx::AttributeProto::STRING)->set_s(eq + "->");
+  const auto t0 = std::chrono::steady_clock::now();
+  expect_error(plan_and_run(m, feeds), {"'many'", "work bound"});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+}
+
 }  // namespace
 }  // namespace onnx_prepack::runtime

@@ -10,6 +10,7 @@
 #include "runtime/ops/dispatch.h"
 #include "runtime/ops/gemm.h"
 #include "runtime/ops/tensor/tensor_ops.h"
+#include "runtime/work_budget.h"
 
 namespace onnx_prepack::runtime::tensor_family {
 namespace {
@@ -287,12 +288,12 @@ BuildResult build_einsum(BuildContext& ctx) {
   }
   // The direct loop visits every combination of subscripts: refuse what would
   // not finish rather than hang.
-  int64_t iterations = 1;
-  for (int64_t d : plan.dims) {
-    if (__builtin_mul_overflow(iterations, std::max<int64_t>(d, 1), &iterations) ||
-        iterations > (int64_t(1) << 36))
-      return ctx.error("equation '" + eq +
-                       "' needs more than 2^36 multiply-adds in the direct loop");
+  // Each combination reads every operand: the bound counts those reads.
+  uint64_t steps = uint64_t(n);
+  for (int64_t d : plan.dims) steps = saturating_mul(steps, uint64_t(std::max<int64_t>(d, 1)));
+  if (steps > kMaxOperatorSteps) {
+    return ctx.error("equation '" + eq + "' takes more than the work bound of 2^32 operand " +
+                     "reads in the direct loop");
   }
   std::unique_ptr<Kernel> k;
   dispatch_numeric(dt, [&](auto tag) {

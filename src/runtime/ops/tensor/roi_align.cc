@@ -9,6 +9,7 @@
 
 #include "runtime/ops/dispatch.h"
 #include "runtime/ops/tensor/tensor_ops.h"
+#include "runtime/work_budget.h"
 
 namespace onnx_prepack::runtime::tensor_family {
 namespace {
@@ -20,6 +21,39 @@ struct RoiGeometry {
   bool half_pixel, max_mode;
 };
 
+// The sampling grid of each bin: sampling_ratio, or ceil(roi size / bins).
+template <typename T>
+void roi_grid(const RoiGeometry& g, const T* roi, float* x1, float* y1, float* rw, float* rh,
+              uint64_t* gh, uint64_t* gw) {
+  const float offset = g.half_pixel ? 0.5f : 0.0f;
+  *x1 = float(roi[0]) * g.scale - offset;
+  *y1 = float(roi[1]) * g.scale - offset;
+  *rw = float(roi[2]) * g.scale - offset - *x1;
+  *rh = float(roi[3]) * g.scale - offset - *y1;
+  if (!g.half_pixel) {
+    *rw = std::max(*rw, 1.0f);
+    *rh = std::max(*rh, 1.0f);
+  }
+  *gh = g.sampling > 0 ? uint64_t(g.sampling) : steps_of(std::ceil(*rh / float(g.oh)));
+  *gw = g.sampling > 0 ? uint64_t(g.sampling) : steps_of(std::ceil(*rw / float(g.ow)));
+}
+
+// Samples the whole call takes (saturating), for the work bound.
+template <typename T>
+uint64_t roi_align_steps(const RoiGeometry& g, const T* rois) {
+  uint64_t total = 0;
+  for (int64_t r = 0; r < g.rois; ++r) {
+    float x1, y1, rw, rh;
+    uint64_t gh, gw;
+    roi_grid(g, rois + r * 4, &x1, &y1, &rw, &rh, &gh, &gw);
+    const uint64_t per = saturating_mul(
+        saturating_mul(saturating_mul(gh, gw), uint64_t(g.oh) * uint64_t(g.ow)), uint64_t(g.c));
+    total = per > kMaxOperatorSteps ? per : total + per;
+    if (total > kMaxOperatorSteps) return total;
+  }
+  return total;
+}
+
 template <typename T>
 void roi_align(const RoiGeometry& g, const T* x, const T* rois, const void* batch, bool batch64,
                int64_t n_images, T* y) {
@@ -29,18 +63,11 @@ void roi_align(const RoiGeometry& g, const T* x, const T* rois, const void* batc
       std::fill(y + r * g.c * g.oh * g.ow, y + (r + 1) * g.c * g.oh * g.ow, T(0));
       continue;
     }
-    const T* roi = rois + r * 4;
-    float offset = g.half_pixel ? 0.5f : 0.0f;
-    float x1 = float(roi[0]) * g.scale - offset, y1 = float(roi[1]) * g.scale - offset;
-    float x2 = float(roi[2]) * g.scale - offset, y2 = float(roi[3]) * g.scale - offset;
-    float rw = x2 - x1, rh = y2 - y1;
-    if (!g.half_pixel) {
-      rw = std::max(rw, 1.0f);
-      rh = std::max(rh, 1.0f);
-    }
+    float x1, y1, rw, rh;
+    uint64_t ugh, ugw;
+    roi_grid(g, rois + r * 4, &x1, &y1, &rw, &rh, &ugh, &ugw);  // bounded by roi_align_steps
+    const int64_t gh = int64_t(ugh), gw = int64_t(ugw);
     float bin_h = rh / float(g.oh), bin_w = rw / float(g.ow);
-    int64_t gh = g.sampling > 0 ? g.sampling : int64_t(std::ceil(rh / float(g.oh)));
-    int64_t gw = g.sampling > 0 ? g.sampling : int64_t(std::ceil(rw / float(g.ow)));
     float count = float(std::max<int64_t>(gh * gw, 1));
     for (int64_t ch = 0; ch < g.c; ++ch) {
       const T* plane = x + (b * g.c + ch) * g.h * g.w;
@@ -121,13 +148,36 @@ BuildResult build_roi_align(BuildContext& ctx) {
                 mode == "max"};
   if (g.oh <= 0 || g.ow <= 0 || g.sampling < 0)
     return ctx.error("output size must be positive and sampling_ratio non-negative");
+  if (g.sampling > 0) {
+    const uint64_t s = uint64_t(g.sampling);
+    const uint64_t steps = saturating_mul(
+        saturating_mul(saturating_mul(s, s), saturating_mul(uint64_t(g.oh), uint64_t(g.ow))),
+        saturating_mul(uint64_t(g.c), uint64_t(std::max<int64_t>(g.rois, 0))));
+    if (steps > kMaxOperatorSteps) {
+      return ctx.error("sampling_ratio " + std::to_string(g.sampling) + " with " +
+                       std::to_string(g.rois) + " rois of " + std::to_string(g.c) +
+                       " channels and " + std::to_string(g.oh) + "x" + std::to_string(g.ow) +
+                       " bins takes more than the work bound of 2^32 samples");
+    }
+  }
   ctx.set_output(0, x->dtype, {g.rois, g.c, g.oh, g.ow});
   int64_t n_images = x->shape[0];
   bool batch64 = batch->dtype == kInt64;
   std::unique_ptr<Kernel> k;
   auto make = [&](auto tag) {
     using T = typename decltype(tag)::type;
+    const std::string where = ctx.where();
     k = std::make_unique<FnKernel>([=](const KernelIO& io) {
+      const uint64_t steps = roi_align_steps(g, static_cast<const T*>(io.in[1]));
+      if (steps > kMaxOperatorSteps) {
+        std::fill(static_cast<T*>(io.out[0]),
+                  static_cast<T*>(io.out[0]) + g.rois * g.c * g.oh * g.ow, T(0));
+        report_failure(io, out_of_range(where + ": the rois' adaptive sampling grids take " +
+                                        (steps == UINT64_MAX ? std::string("more than 2^64")
+                                                             : std::to_string(steps)) +
+                                        " samples, over the work bound of 2^32"));
+        return;
+      }
       if (g.h == 0 || g.w == 0) {
         std::fill(static_cast<T*>(io.out[0]),
                   static_cast<T*>(io.out[0]) + g.rois * g.c * g.oh * g.ow, T(0));
