@@ -237,6 +237,7 @@ void Session::reset_plan() {
   planned_feeds_.clear();
   std::free(arena_);
   arena_ = nullptr;
+  arena_reserved_ = MemoryReservation();
   stats_ = PlanStats();
   stats_.nodes = size_t(graph_->node_size());
 }
@@ -687,6 +688,8 @@ Status Session::place_arena() {
     }
   }
   stats_.arena_bytes = arena;
+  OP_ASSIGN_OR_RETURN(arena_reserved_,
+                      reserve_memory(arena, "plan: the arena of the graph's intermediate values"));
   arena_ = std::aligned_alloc(64, std::max<uint64_t>(64, arena));
   if (arena_ == nullptr)
     return resource_exhausted("plan: cannot allocate the " + std::to_string(arena) + "-byte arena");

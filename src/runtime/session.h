@@ -15,6 +15,7 @@
 #include "base/thread_pool.h"
 #include "format/model.h"
 #include "runtime/kernel.h"
+#include "runtime/memory_account.h"
 #include "runtime/tensor.h"
 #include "runtime/weights.h"
 
@@ -148,6 +149,7 @@ class Session {
   std::map<std::string, int> fed_values_;
   std::map<std::string, Feed> planned_feeds_;
   void* arena_ = nullptr;
+  MemoryReservation arena_reserved_;  // the arena's bytes against the memory budget
   // ONNX_PREPACK_PROFILE=1: wall ms and calls per op type, printed to stderr
   // when the session ends (a developer's view of where a run's time goes).
   struct OpProfile {

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <new>
 
+#include "runtime/memory_account.h"
+
 namespace onnx_prepack::runtime {
 
 bool has_non_canonical_bools(const void* p, size_t n) {
@@ -174,7 +176,11 @@ HostTensor HostTensor::allocate(int32_t dtype, Shape shape) {
   void* p = std::aligned_alloc(64, rounded);
   if (p == nullptr) throw std::bad_alloc();
   std::memset(p, 0, rounded);
-  t.keep_ = std::shared_ptr<const void>(p, [](const void* q) { std::free(const_cast<void*>(q)); });
+  auto held = std::make_shared<MemoryReservation>(account_memory(rounded));
+  t.keep_ = std::shared_ptr<const void>(p, [held](const void* q) mutable {
+    std::free(const_cast<void*>(q));
+    held.reset();
+  });
   t.data_ = p;
   t.owned_ = true;
   return t;
@@ -186,13 +192,18 @@ Result<HostTensor> HostTensor::try_allocate(int32_t dtype, Shape shape, std::str
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
   const uint64_t rounded = std::max<uint64_t>(64, (bytes + 63) / 64 * 64);
+  OP_ASSIGN_OR_RETURN(MemoryReservation reserved, reserve_memory(rounded, what));
   void* p = std::aligned_alloc(64, size_t(rounded));
   if (p == nullptr) {
     return resource_exhausted(std::string(what) + ": cannot allocate " + std::to_string(bytes) +
                               " bytes for " + dtype_name(dtype) + " " + shape_string(t.shape_));
   }
   std::memset(p, 0, size_t(rounded));
-  t.keep_ = std::shared_ptr<const void>(p, [](const void* q) { std::free(const_cast<void*>(q)); });
+  auto held = std::make_shared<MemoryReservation>(std::move(reserved));
+  t.keep_ = std::shared_ptr<const void>(p, [held](const void* q) mutable {
+    std::free(const_cast<void*>(q));
+    held.reset();
+  });
   t.data_ = p;
   t.owned_ = true;
   return t;

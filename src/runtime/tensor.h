@@ -57,10 +57,12 @@ std::string shape_string(const Shape& shape);  // "[1, 128, 768]"
 // the product passes 2^62.
 int64_t checked_numel(const Shape& shape);
 
-// The most bytes one tensor may take: half the machine's physical memory,
-// lowered by ONNX_PREPACK_MEMORY_BUDGET (bytes, or with a
-// K/M/G suffix) when set. Sizes from a model are checked against it before any
-// allocation, so a hostile shape fails with an error instead of bad_alloc.
+// The memory budget of a process's runs: half the machine's physical memory,
+// lowered by ONNX_PREPACK_MEMORY_BUDGET (bytes, or with a K/M/G suffix) when
+// set. Every size from a model is checked against it before any allocation
+// (one tensor), and what is live at once is held within it
+// (runtime/memory_account.h), so a hostile shape fails with an error instead
+// of bad_alloc or swapping.
 uint64_t memory_budget_bytes();
 // Bytes of a tensor of `dtype` and `shape`, with overflow and sign checks and
 // against memory_budget_bytes(); the error names `what` and the shape.

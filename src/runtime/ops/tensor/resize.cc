@@ -13,8 +13,10 @@
 #include <memory>
 #include <type_traits>
 
+#include "runtime/memory_account.h"
 #include "runtime/ops/dispatch.h"
 #include "runtime/ops/tensor/tensor_ops.h"
+#include "runtime/work_budget.h"
 
 namespace onnx_prepack::runtime::tensor_family {
 namespace {
@@ -49,6 +51,7 @@ struct AxisTaps {
   std::vector<float> weight;   // out * taps
   std::vector<uint8_t> outside;
   bool any_outside = false;
+  std::shared_ptr<MemoryReservation> reserved;  // the tables against the memory budget
 };
 
 // In float, as ONNX Runtime computes it (ties of nearest rounding and the
@@ -94,9 +97,33 @@ double kernel_weight(const ResizeOptions& o, double d) {
   return 0;
 }
 
-AxisTaps axis_taps(const ResizeOptions& o, int64_t in, int64_t out, double scale, double roi_start,
-                   double roi_end) {
+// Taps an interpolating output point reads before clamping: 2 - 2 * start
+// (a wide antialias kernel on a strong downscale reads many).
+int64_t raw_taps(const ResizeOptions& o, double scale) {
+  if (o.mode == Mode::kNearest) return 1;
+  double support = o.mode == Mode::kLinear ? 1 : 2;
+  double s = o.antialias ? std::min(scale, 1.0) : 1.0;
+  double start = std::floor(-support / s) + 1;
+  return !(start > -4.6e18) ? std::numeric_limits<int64_t>::max() : int64_t(2 - 2 * start);
+}
+
+Result<AxisTaps> axis_taps(const BuildContext& ctx, const ResizeOptions& o, int64_t in, int64_t out,
+                           double scale, double roi_start, double roi_end) {
   AxisTaps t;
+  // The tables hold at most min(raw taps, in) taps per output point; building
+  // them visits every raw tap. Both are bounded before anything is built.
+  const uint64_t raw = uint64_t(raw_taps(o, scale));
+  const uint64_t steps = saturating_mul(uint64_t(out), raw);
+  if (steps > kMaxOperatorSteps) {
+    return ctx.error("an axis of " + std::to_string(in) + " -> " + std::to_string(out) +
+                     " points with " + std::to_string(raw) +
+                     " taps each takes more than the work bound of 2^32 taps");
+  }
+  const uint64_t kept = std::min<uint64_t>(raw, uint64_t(std::max<int64_t>(in, 1)));
+  const uint64_t bytes = saturating_mul(uint64_t(out), saturating_mul(kept, 16 + 8 + 4) + 1);
+  OP_ASSIGN_OR_RETURN(MemoryReservation r,
+                      reserve_memory(bytes, ctx.where() + ": Resize tap tables"));
+  t.reserved = std::make_shared<MemoryReservation>(std::move(r));
   std::vector<std::vector<std::pair<int64_t, double>>> all(static_cast<size_t>(out));
   t.outside.assign(size_t(out), 0);
   for (int64_t x = 0; x < out; ++x) {
@@ -505,8 +532,9 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
     // identically (as ONNX Runtime does).
     if (o.transform == Transform::kTfHalfPixelForNn && scale[i] == 1 && out[i] == x->shape[i])
       axis_options.transform = Transform::kAsymmetric;
-    plan->axes.push_back(
-        axis_taps(axis_options, x->shape[i], out[i], scale[i], roi_start[i], roi_end[i]));
+    OP_ASSIGN_OR_RETURN(AxisTaps taps, axis_taps(ctx, axis_options, x->shape[i], out[i], scale[i],
+                                                 roi_start[i], roi_end[i]));
+    plan->axes.push_back(std::move(taps));
   }
   ctx.set_output(0, x->dtype, out);
   float extrapolation = ctx.attr_float("extrapolation_value", 0.0f);
