@@ -67,7 +67,7 @@ inline void report_failure(const KernelIO& io, Status s) {
 struct PointwiseDesc {
   enum Kind : uint8_t { kBinary, kActivation };
   Kind kind = kBinary;
-  int op = 0;            // vec::BinaryOp (kBinary) or vec::ActOp (kActivation)
+  int op = 0;            // kernels::vec::BinaryOp (kBinary) or kernels::vec::ActOp (kActivation)
   float p0 = 0, p1 = 0;  // the activation's parameters
   // Clip since opset 11: p0 / p1 are inputs 1 / 2 (absent: -inf / +inf); the
   // fusion needs them known at plan time.

@@ -7,8 +7,8 @@
 
 #include "runtime/kernel.h"
 #include "runtime/ops/dispatch.h"
-#include "runtime/ops/vec_act.h"
-#include "runtime/ops/vec_math.h"
+#include "kernels/vec_math/vec_act.h"
+#include "kernels/vec_math/vec_math.h"
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -86,11 +86,11 @@ Result<std::unique_ptr<Kernel>> build_binary(BuildContext& ctx) {
   auto plan = make_broadcast_plan({ctx.input(0).shape, ctx.input(1).shape}, out);
   std::unique_ptr<Kernel> k;
   if (dt == kFloat) {  // vectorised (vec_math.h): same bytes as the scalar loop
-    const vec::BinaryFn fn = vec::host_vec_kernels().binary;
-    constexpr int code = op == BinOp::kAdd   ? vec::kAdd
-                         : op == BinOp::kSub ? vec::kSub
-                         : op == BinOp::kMul ? vec::kMul
-                                             : vec::kDiv;
+    const kernels::vec::BinaryFn fn = kernels::vec::host_vec_kernels().binary;
+    constexpr int code = op == BinOp::kAdd   ? kernels::vec::kAdd
+                         : op == BinOp::kSub ? kernels::vec::kSub
+                         : op == BinOp::kMul ? kernels::vec::kMul
+                                             : kernels::vec::kDiv;
     return std::unique_ptr<Kernel>(new FnKernel(
         [plan, fn](const KernelIO& io) {
           const float* a = static_cast<const float*>(io.in[0]);
@@ -263,8 +263,8 @@ inline T unary(T x) {
 
 // The vectorised float form of `op` (vec_math.h), or null.
 template <UnOp op>
-vec::UnaryFn vector_unary() {
-  const vec::VecKernels& vk = vec::host_vec_kernels();
+kernels::vec::UnaryFn vector_unary() {
+  const kernels::vec::VecKernels& vk = kernels::vec::host_vec_kernels();
   if constexpr (op == UnOp::kErf) return vk.erf;
   if constexpr (op == UnOp::kTanh) return vk.tanh;
   if constexpr (op == UnOp::kGelu) return vk.gelu;
@@ -279,7 +279,7 @@ Result<std::unique_ptr<Kernel>> make_unary(BuildContext& ctx, bool ints_ok) {
   ctx.set_output(0, dt, in->shape);
   int64_t n = shape_numel(in->shape);
   std::unique_ptr<Kernel> k;
-  if (vec::UnaryFn fn = vector_unary<op>(); fn != nullptr && dt == kFloat) {
+  if (kernels::vec::UnaryFn fn = vector_unary<op>(); fn != nullptr && dt == kFloat) {
     // Elementwise, so neither the chunking nor the thread count changes a bit.
     return std::unique_ptr<Kernel>(new FnKernel([n, fn](const KernelIO& io) {
       const float* x = static_cast<const float*>(io.in[0]);
@@ -289,16 +289,16 @@ Result<std::unique_ptr<Kernel>> make_unary(BuildContext& ctx, bool ints_ok) {
     }));
   }
   if (op == UnOp::kSigmoid && dt == kFloat) {  // vectorised too (vec_act.h)
-    const vec::ActFn fn = vec::host_act_kernel();
+    const kernels::vec::ActFn fn = kernels::vec::host_act_kernel();
     return std::unique_ptr<Kernel>(new FnKernel(
         [n, fn](const KernelIO& io) {
           const float* x = static_cast<const float*>(io.in[0]);
           float* o = static_cast<float*>(io.out[0]);
           parallel_range(io.pool, n, kMinChunk / 4, [&](int64_t b, int64_t e) {
-            fn(vec::kActSigmoid, x + b, o + b, size_t(e - b), 0.0f, 0.0f);
+            fn(kernels::vec::kActSigmoid, x + b, o + b, size_t(e - b), 0.0f, 0.0f);
           });
         },
-        PointwiseDesc{PointwiseDesc::kActivation, vec::kActSigmoid}));
+        PointwiseDesc{PointwiseDesc::kActivation, kernels::vec::kActSigmoid}));
   }
   auto make = [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -6,7 +6,7 @@
 
 #include "runtime/kernel.h"
 #include "runtime/ops/dispatch.h"
-#include "runtime/ops/vec_math.h"
+#include "kernels/vec_math/vec_math.h"
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -34,7 +34,7 @@ Result<std::unique_ptr<Kernel>> build_softmax(BuildContext& ctx) {
     }
   }
   if (inner == 1) {  // softmax over contiguous rows: vectorised, one call per row block
-    const vec::SoftmaxFn fn = vec::host_vec_kernels().softmax_rows;
+    const kernels::vec::SoftmaxFn fn = kernels::vec::host_vec_kernels().softmax_rows;
     return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
       const float* in = static_cast<const float*>(io.in[0]);
       float* out = static_cast<float*>(io.out[0]);
@@ -120,8 +120,8 @@ Result<std::unique_ptr<Kernel>> build_layer_norm(BuildContext& ctx) {
   if (ctx.output_count() > 2) ctx.set_output(2, kFloat, stat_shape);
   // Full-length scale and bias: vectorised rows (vec_math.h); otherwise the
   // scalar loop with broadcast indices.
-  const vec::LayerNormFn fn =
-      scale_full && bias_full ? vec::host_vec_kernels().layer_norm_rows : nullptr;
+  const kernels::vec::LayerNormFn fn =
+      scale_full && bias_full ? kernels::vec::host_vec_kernels().layer_norm_rows : nullptr;
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
     const float* in = static_cast<const float*>(io.in[0]);
     const float* sc = static_cast<const float*>(io.in[1]);
