@@ -5,8 +5,8 @@
 #include <memory>
 #include <vector>
 
-#include "runtime/ops/dispatch.h"
 #include "kernels/vec_math/vec_half.h"
+#include "runtime/ops/dispatch.h"
 
 namespace onnx_prepack::runtime {
 namespace {

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "runtime/ops/dispatch.h"
 #include "kernels/vec_math/vec_act.h"
 #include "kernels/vec_math/vec_math.h"
+#include "runtime/ops/dispatch.h"
 
 namespace onnx_prepack::runtime {
 namespace {

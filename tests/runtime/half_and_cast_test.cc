@@ -11,10 +11,10 @@
 
 #include "device/cpu_features.h"
 #include "format/model_writer.h"
-#include "runtime/npy.h"
-#include "runtime/ops/math/float8.h"
 #include "kernels/vec_math/vec_act.h"
 #include "kernels/vec_math/vec_half.h"
+#include "runtime/npy.h"
+#include "runtime/ops/math/float8.h"
 #include "runtime/session.h"
 #include "testing/plan_status.h"
 #include "testing/test_models.h"
@@ -256,7 +256,8 @@ TEST(VecAct, IsasAgreeBitForBitAndWithTheMath) {
   auto x = activation_inputs();
   std::vector<device::IsaLevel> levels = {device::IsaLevel::kAvx2, device::IsaLevel::kAvx512};
   for (int op = kernels::vec::kActClip; op <= kernels::vec::kActSigmoid; ++op) {
-    const float p0 = op == kernels::vec::kActClip ? -1.5f : 0.2f, p1 = op == kernels::vec::kActClip ? 6.0f : 0.5f;
+    const float p0 = op == kernels::vec::kActClip ? -1.5f : 0.2f,
+                p1 = op == kernels::vec::kActClip ? 6.0f : 0.5f;
     std::vector<float> ref(x.size());
     kernels::vec::f32_act_ref(op, x.data(), ref.data(), x.size(), p0, p1);
     for (size_t i = 0; i < x.size(); ++i) {

@@ -15,7 +15,7 @@
 
 #include "runtime/generate.h"
 #include "runtime/kernel.h"
-#include "runtime/ops/gemm.h"
+#include "runtime/ops/linalg/gemm.h"
 #include "runtime/session.h"
 
 namespace onnx_prepack::runtime {
@@ -143,7 +143,8 @@ TEST(VecMath, BinaryOpsMatchScalarArithmetic) {
   for (auto& v : b) v = ud(rng);
   b[5] = 0.0f;  // x / 0 = inf
   for (const kernels::vec::VecKernels* v : variants()) {
-    for (int op : {kernels::vec::kAdd, kernels::vec::kSub, kernels::vec::kMul, kernels::vec::kDiv}) {
+    for (int op :
+         {kernels::vec::kAdd, kernels::vec::kSub, kernels::vec::kMul, kernels::vec::kDiv}) {
       for (size_t sa : {0, 1}) {
         for (size_t sb : {0, 1}) {
           for (size_t n : {1, 7, 8, 15, 16, 17, 33, 77}) {
@@ -154,7 +155,7 @@ TEST(VecMath, BinaryOpsMatchScalarArithmetic) {
               want[i] = op == kernels::vec::kAdd   ? x + y
                         : op == kernels::vec::kSub ? x - y
                         : op == kernels::vec::kMul ? x * y
-                                          : x / y;
+                                                   : x / y;
             }
             ASSERT_TRUE(same_bits(got, want)) << v->isa << " op " << op << " " << sa << sb << n;
           }

@@ -1,7 +1,7 @@
 // Portable twin of vec_half_avx2.cc (see vec_half.h).
-#include "kernels/vec_math/vec_half.h"
-
 #include <cstring>
+
+#include "kernels/vec_math/vec_half.h"
 
 namespace onnx_prepack::kernels::vec {
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/vec_math/vec_math.h"
 #include "kernels/vec_math/vec_exp_avx2.h"
+#include "kernels/vec_math/vec_math.h"
 
 namespace onnx_prepack::kernels::vec {
 

@@ -10,8 +10,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/vec_math/vec_math.h"
 #include "kernels/vec_math/vec_exp_avx512.h"
+#include "kernels/vec_math/vec_math.h"
 
 namespace onnx_prepack::kernels::vec {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/vec_math/vec_math.h"
 #include "kernels/vec_math/vec_exp_ref.h"
+#include "kernels/vec_math/vec_math.h"
 
 namespace onnx_prepack::kernels::vec {
 
@@ -147,15 +147,18 @@ void f32_layer_norm_rows_ref(const float* x, const float* scale, const float* bi
 
 static const VecKernels kRef = {
     "ref",        f32_binary_ref,    f32_erf_ref,          f32_tanh_ref,
-    f32_gelu_ref, f32_gelu_tanh_ref, f32_softmax_rows_ref, f32_layer_norm_rows_ref, f32_exp_ref};
+    f32_gelu_ref, f32_gelu_tanh_ref, f32_softmax_rows_ref, f32_layer_norm_rows_ref,
+    f32_exp_ref};
 
 const VecKernels& vec_kernels(device::IsaLevel level) {
   static const VecKernels kAvx2 = {
       "avx2",        f32_binary_avx2,    f32_erf_avx2,          f32_tanh_avx2,
-      f32_gelu_avx2, f32_gelu_tanh_avx2, f32_softmax_rows_avx2, f32_layer_norm_rows_avx2, f32_exp_avx2};
+      f32_gelu_avx2, f32_gelu_tanh_avx2, f32_softmax_rows_avx2, f32_layer_norm_rows_avx2,
+      f32_exp_avx2};
   static const VecKernels kAvx512 = {
       "avx512",        f32_binary_avx512,    f32_erf_avx512,          f32_tanh_avx512,
-      f32_gelu_avx512, f32_gelu_tanh_avx512, f32_softmax_rows_avx512, f32_layer_norm_rows_avx512, f32_exp_avx512};
+      f32_gelu_avx512, f32_gelu_tanh_avx512, f32_softmax_rows_avx512, f32_layer_norm_rows_avx512,
+      f32_exp_avx512};
   if (level >= device::IsaLevel::kAvx512) return kAvx512;
   if (level >= device::IsaLevel::kAvx2) return kAvx2;
   return kRef;

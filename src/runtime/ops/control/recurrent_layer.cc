@@ -9,8 +9,8 @@
 
 #include "device/cpu_features.h"
 #include "kernels/f32_gemm/gemm_driver.h"
-#include "runtime/ops/gemm.h"
 #include "kernels/vec_math/vec_math.h"
+#include "runtime/ops/linalg/gemm.h"
 
 namespace onnx_prepack::runtime {
 

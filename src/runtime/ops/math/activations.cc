@@ -7,8 +7,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "runtime/ops/math/common.h"
 #include "kernels/vec_math/vec_act.h"
+#include "runtime/ops/math/common.h"
 
 namespace onnx_prepack::runtime::math {
 namespace {
@@ -167,7 +167,8 @@ Result<std::unique_ptr<Kernel>> build_clip(BuildContext& ctx) {
             fn(kernels::vec::kActClip, in + b, out + b, size_t(e - b), lo, hi);
           });
         },
-        PointwiseDesc{PointwiseDesc::kActivation, kernels::vec::kActClip, attr_lo, attr_hi, !attr_form}));
+        PointwiseDesc{PointwiseDesc::kActivation, kernels::vec::kActClip, attr_lo, attr_hi,
+                      !attr_form}));
   }
   if (attr_form && dt != kDouble) return unsupported_type(ctx, dt);
   std::unique_ptr<Kernel> k;

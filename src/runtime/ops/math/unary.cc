@@ -5,8 +5,8 @@
 #include <cmath>
 #include <type_traits>
 
-#include "runtime/ops/math/common.h"
 #include "kernels/vec_math/vec_act.h"
+#include "runtime/ops/math/common.h"
 
 namespace onnx_prepack::runtime::math {
 namespace {

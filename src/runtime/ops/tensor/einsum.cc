@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "runtime/ops/dispatch.h"
-#include "runtime/ops/gemm.h"
+#include "runtime/ops/linalg/gemm.h"
 #include "runtime/ops/tensor/tensor_ops.h"
 
 namespace onnx_prepack::runtime::tensor_family {

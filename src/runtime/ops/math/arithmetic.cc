@@ -1,33 +1,19 @@
-// Elementwise operators with numpy broadcasting: Add, Sub, Mul, Div, Pow,
-// Equal, Where, and the unary Sqrt, Erf, Tanh, Relu, Sigmoid, Gelu.
+// Elementwise arithmetic with numpy broadcasting: Add, Sub, Mul, Div, Pow,
+// Equal, Where, and the unary Sqrt, Erf, Tanh, Relu, Sigmoid, Gelu (the float
+// forms on kernels/vec_math). The other comparisons are in binary.cc.
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 
-#include "runtime/kernel.h"
-#include "runtime/ops/dispatch.h"
 #include "kernels/vec_math/vec_act.h"
 #include "kernels/vec_math/vec_math.h"
+#include "runtime/kernel.h"
+#include "runtime/ops/dispatch.h"
+#include "runtime/ops/math/common.h"
 
-namespace onnx_prepack::runtime {
+namespace onnx_prepack::runtime::math {
 namespace {
-
-constexpr int64_t kMinChunk = 16384;
-
-// Runs `inner(out_ptr_index, offsets[], count)` over the broadcast plan.
-template <typename Inner>
-void run_broadcast(const BroadcastPlan& plan, base::ThreadPool* pool, Inner&& inner) {
-  int64_t rows = plan.outer_count();
-  int64_t min_rows = std::max<int64_t>(1, kMinChunk / std::max<int64_t>(1, plan.inner));
-  parallel_range(pool, rows, min_rows, [&](int64_t r0, int64_t r1) {
-    int64_t off[3] = {0, 0, 0};
-    for (int64_t r = r0; r < r1; ++r) {
-      plan.offsets(r, off);
-      inner(r * plan.inner, off, plan.inner);
-    }
-  });
-}
 
 enum class BinOp { kAdd, kSub, kMul, kDiv };
 
@@ -63,20 +49,9 @@ void binary_inner(const T* a, int64_t sa, const T* b, int64_t sb, T* o, int64_t 
   }
 }
 
-Result<Shape> broadcast_inputs(BuildContext& ctx, int count) {
-  Shape out;
-  for (int i = 0; i < count; ++i) {
-    OP_ASSIGN_OR_RETURN(const ValueDesc* d, ctx.require_input(i));
-    auto r = broadcast_shapes(out, d->shape);
-    if (!r.ok()) return ctx.error(r.status().message());
-    out = *r;
-  }
-  return out;
-}
-
 template <BinOp op>
 Result<std::unique_ptr<Kernel>> build_binary(BuildContext& ctx) {
-  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 2));
+  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 0, 2));
   int32_t dt = ctx.input(0).dtype;
   if (ctx.input(1).dtype != dt) {
     return ctx.error("inputs have different types (" + dtype_name(dt) + ", " +
@@ -138,7 +113,7 @@ inline T power(T a, E b) {
 }
 
 Result<std::unique_ptr<Kernel>> build_pow(BuildContext& ctx) {
-  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 2));
+  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 0, 2));
   int32_t dt = ctx.input(0).dtype, et = ctx.input(1).dtype;
   ctx.set_output(0, dt, out);
   auto plan = make_broadcast_plan({ctx.input(0).shape, ctx.input(1).shape}, out);
@@ -186,7 +161,7 @@ Result<std::unique_ptr<Kernel>> build_pow(BuildContext& ctx) {
 }
 
 Result<std::unique_ptr<Kernel>> build_equal(BuildContext& ctx) {
-  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 2));
+  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 0, 2));
   int32_t dt = ctx.input(0).dtype;
   if (ctx.input(1).dtype != dt) return ctx.error("inputs have different types");
   ctx.set_output(0, kBool, out);
@@ -210,7 +185,7 @@ Result<std::unique_ptr<Kernel>> build_equal(BuildContext& ctx) {
 }
 
 Result<std::unique_ptr<Kernel>> build_where(BuildContext& ctx) {
-  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 3));
+  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 0, 3));
   if (ctx.input(0).dtype != kBool) return ctx.error("condition must be bool");
   int32_t dt = ctx.input(1).dtype;
   if (ctx.input(2).dtype != dt) return ctx.error("X and Y have different types");
@@ -369,6 +344,6 @@ constexpr OpEntry kOps[] = {
 
 }  // namespace
 
-std::span<const OpEntry> elementwise_ops() { return kOps; }
+std::span<const OpEntry> arithmetic_ops() { return kOps; }
 
-}  // namespace onnx_prepack::runtime
+}  // namespace onnx_prepack::runtime::math
