@@ -1,6 +1,6 @@
 // The vectorised operator kernels (vec_math.h) against their portable twins
 // (bit for bit for the elementwise ones) and against exact math; the GEMM on
-// the kernels layer (ops/gemm.h) against a direct product; and a transformer
+// the kernels layer (ops/linalg/gemm.h) against a direct product; and a transformer
 // whose outputs do not depend on the thread count.
 #include "kernels/vec_math/vec_math.h"
 
