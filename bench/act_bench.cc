@@ -1,4 +1,4 @@
-// Activation benchmark: the vectorised float activations (runtime/ops/vec_act.h)
+// Activation benchmark: the vectorised float activations (kernels/vec_math/vec_act.h)
 // at each ISA the host runs against their scalar twin, one thread, on a large
 // tensor (a PaddleOCR-sized feature map by default).
 //   act_bench [--n ELEMENTS] [--reps N]
@@ -16,14 +16,14 @@
 #include <vector>
 
 #include "device/cpu_features.h"
-#include "runtime/ops/vec_act.h"
+#include "kernels/vec_math/vec_act.h"
 
 namespace {
 
 using namespace onnx_prepack;
 using Clock = std::chrono::steady_clock;
 
-double best_ns_per_element(runtime::vec::ActFn fn, int op, const std::vector<float>& x,
+double best_ns_per_element(kernels::vec::ActFn fn, int op, const std::vector<float>& x,
                            std::vector<float>& y, int reps) {
   double best = 1e30;
   for (int r = 0; r < reps; ++r) {
@@ -41,31 +41,31 @@ template <int op>
 void plain_op(const float* x, float* y, size_t n, float p0, float p1) {
   for (size_t i = 0; i < n; ++i) {
     float v = x[i];
-    if constexpr (op == runtime::vec::kActClip) y[i] = std::min(std::max(v, p0), p1 + 5.0f);
-    if constexpr (op == runtime::vec::kActHardSigmoid)
+    if constexpr (op == kernels::vec::kActClip) y[i] = std::min(std::max(v, p0), p1 + 5.0f);
+    if constexpr (op == kernels::vec::kActHardSigmoid)
       y[i] = std::max(0.0f, std::min(1.0f, p0 * v + p1));
-    if constexpr (op == runtime::vec::kActHardSwish)
+    if constexpr (op == kernels::vec::kActHardSwish)
       y[i] = v * std::max(0.0f, std::min(1.0f, v / 6.0f + 0.5f));
-    if constexpr (op == runtime::vec::kActLeakyRelu) y[i] = v >= 0 ? v : v * p0;
-    if constexpr (op == runtime::vec::kActExp) y[i] = std::exp(v);
-    if constexpr (op == runtime::vec::kActSigmoid) y[i] = 1.0f / (1.0f + std::exp(-v));
+    if constexpr (op == kernels::vec::kActLeakyRelu) y[i] = v >= 0 ? v : v * p0;
+    if constexpr (op == kernels::vec::kActExp) y[i] = std::exp(v);
+    if constexpr (op == kernels::vec::kActSigmoid) y[i] = 1.0f / (1.0f + std::exp(-v));
   }
 }
 
 void plain(int op, const float* x, float* y, size_t n, float p0, float p1) {
   switch (op) {
-    case runtime::vec::kActClip:
-      return plain_op<runtime::vec::kActClip>(x, y, n, p0, p1);
-    case runtime::vec::kActHardSigmoid:
-      return plain_op<runtime::vec::kActHardSigmoid>(x, y, n, p0, p1);
-    case runtime::vec::kActHardSwish:
-      return plain_op<runtime::vec::kActHardSwish>(x, y, n, p0, p1);
-    case runtime::vec::kActLeakyRelu:
-      return plain_op<runtime::vec::kActLeakyRelu>(x, y, n, p0, p1);
-    case runtime::vec::kActExp:
-      return plain_op<runtime::vec::kActExp>(x, y, n, p0, p1);
+    case kernels::vec::kActClip:
+      return plain_op<kernels::vec::kActClip>(x, y, n, p0, p1);
+    case kernels::vec::kActHardSigmoid:
+      return plain_op<kernels::vec::kActHardSigmoid>(x, y, n, p0, p1);
+    case kernels::vec::kActHardSwish:
+      return plain_op<kernels::vec::kActHardSwish>(x, y, n, p0, p1);
+    case kernels::vec::kActLeakyRelu:
+      return plain_op<kernels::vec::kActLeakyRelu>(x, y, n, p0, p1);
+    case kernels::vec::kActExp:
+      return plain_op<kernels::vec::kActExp>(x, y, n, p0, p1);
     default:
-      return plain_op<runtime::vec::kActSigmoid>(x, y, n, p0, p1);
+      return plain_op<kernels::vec::kActSigmoid>(x, y, n, p0, p1);
   }
 }
 
@@ -86,10 +86,10 @@ int main(int argc, char** argv) {
   const device::IsaLevel host = device::host_isa_level();
   std::printf("%zu floats, best of %d, ns/element\n%-12s %8s %8s %8s %8s %8s\n", n, reps, "op",
               "plain", "ref", "avx2", "avx512", "speedup");
-  for (int op = runtime::vec::kActClip; op <= runtime::vec::kActSigmoid; ++op) {
+  for (int op = kernels::vec::kActClip; op <= kernels::vec::kActSigmoid; ++op) {
     double t[3] = {0, 0, 0};
     for (int l = 0; l <= int(host); ++l)
-      t[l] = best_ns_per_element(runtime::vec::act_kernel(device::IsaLevel(l)), op, x, y, reps);
+      t[l] = best_ns_per_element(kernels::vec::act_kernel(device::IsaLevel(l)), op, x, y, reps);
     double p = best_ns_per_element(plain, op, x, y, reps);
     std::printf("%-12s %8.3f %8.3f %8.3f %8.3f %7.1fx\n", names[op], p, t[0], t[1], t[2],
                 p / t[int(host)]);

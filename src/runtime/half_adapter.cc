@@ -5,8 +5,8 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/vec_math/vec_half.h"
 #include "runtime/ops/dispatch.h"
-#include "runtime/ops/vec_half.h"
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -14,13 +14,13 @@ namespace {
 bool is_half(int32_t dt) { return dt == kFloat16 || dt == kBfloat16; }
 
 void widen(int32_t dt, const uint16_t* in, float* out, int64_t n, base::ThreadPool* pool) {
-  const vec::HalfConvert& hc = vec::host_half_convert();
+  const kernels::vec::HalfConvert& hc = kernels::vec::host_half_convert();
   auto fn = dt == kFloat16 ? hc.f16_to_f32 : hc.bf16_to_f32;
   parallel_range(pool, n, 16384, [&](int64_t b, int64_t e) { fn(in + b, out + b, size_t(e - b)); });
 }
 
 void narrow(int32_t dt, const float* in, uint16_t* out, int64_t n, base::ThreadPool* pool) {
-  const vec::HalfConvert& hc = vec::host_half_convert();
+  const kernels::vec::HalfConvert& hc = kernels::vec::host_half_convert();
   auto fn = dt == kFloat16 ? hc.f32_to_f16 : hc.f32_to_bf16;
   parallel_range(pool, n, 16384, [&](int64_t b, int64_t e) { fn(in + b, out + b, size_t(e - b)); });
 }

@@ -67,7 +67,7 @@ inline void report_failure(const KernelIO& io, Status s) {
 struct PointwiseDesc {
   enum Kind : uint8_t { kBinary, kActivation };
   Kind kind = kBinary;
-  int op = 0;            // vec::BinaryOp (kBinary) or vec::ActOp (kActivation)
+  int op = 0;            // kernels::vec::BinaryOp (kBinary) or kernels::vec::ActOp (kActivation)
   float p0 = 0, p1 = 0;  // the activation's parameters
   // Clip since opset 11: p0 / p1 are inputs 1 / 2 (absent: -inf / +inf); the
   // fusion needs them known at plan time.
@@ -231,18 +231,15 @@ inline const OpEntry* find_op(std::string_view op_type) { return find_op("", op_
 // Sorted names; operators of other domains as "domain::Op".
 std::vector<std::string> supported_ops();
 
-// Per-family registration lists (ops/<family>.cc).
-std::span<const OpEntry> elementwise_ops();
-std::span<const OpEntry> matmul_ops();
-std::span<const OpEntry> normalization_ops();
-std::span<const OpEntry> shape_ops();
-std::span<const OpEntry> data_movement_ops();
-// Families with a folder of their own (ops/<family>/registry.cc).
-std::span<const OpEntry> conv_ops();     // convolution, pooling, normalization of images
-std::span<const OpEntry> math_ops();     // elementwise math, activations, casts, reductions
-std::span<const OpEntry> tensor_ops();   // indexing, resizing, padding, reshaping
+// The operator families, one folder each with a registry.cc that defines its
+// list (ops/README.md); find_op joins them.
 std::span<const OpEntry> control_ops();  // If, Loop, Scan, RNN, GRU, LSTM
+std::span<const OpEntry> conv_ops();     // convolution and pooling
+std::span<const OpEntry> linalg_ops();   // MatMul, Gemm
+std::span<const OpEntry> math_ops();     // elementwise, activations, softmax, casts, reductions
+std::span<const OpEntry> norm_ops();     // layer, batch, instance, group normalization, LRN
 std::span<const OpEntry> quant_ops();    // quantized operators (default and com.microsoft)
+std::span<const OpEntry> tensor_ops();   // data movement, shapes, indexing, resizing, padding
 
 // Numpy-style broadcast of two shapes.
 Result<Shape> broadcast_shapes(const Shape& a, const Shape& b);

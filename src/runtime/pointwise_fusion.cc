@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "kernels/vec_math/vec_act.h"
+#include "kernels/vec_math/vec_math.h"
 #include "runtime/ops/dispatch.h"
-#include "runtime/ops/vec_act.h"
-#include "runtime/ops/vec_math.h"
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -19,8 +19,8 @@ class FusedPointwiseKernel final : public Kernel {
  public:
   explicit FusedPointwiseKernel(FusedPointwise chain)
       : c_(std::move(chain)),
-        binary_(vec::host_vec_kernels().binary),
-        act_(vec::host_act_kernel()) {}
+        binary_(kernels::vec::host_vec_kernels().binary),
+        act_(kernels::vec::host_act_kernel()) {}
 
   void run(const KernelIO& io) const override {
     const int64_t per_row = (c_.row_len + kTile - 1) / kTile;
@@ -78,8 +78,8 @@ class FusedPointwiseKernel final : public Kernel {
   }
 
   FusedPointwise c_;
-  vec::BinaryFn binary_;
-  vec::ActFn act_;
+  kernels::vec::BinaryFn binary_;
+  kernels::vec::ActFn act_;
 };
 
 }  // namespace

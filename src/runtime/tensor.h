@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/vec_math/vec_half.h"
 #include "onnx_prepack/status.h"
 
 namespace onnx_prepack::runtime {
@@ -117,10 +118,10 @@ class HostTensor {
 // Integer values of a small int32/int64 tensor (shapes, axes, indices).
 Result<std::vector<int64_t>> to_int64_vector(const Tensor& t, std::string_view what);
 
-// fp16 / bf16 conversions (round to nearest even).
-float half_to_float(uint16_t h);
-uint16_t float_to_half(float f);
-float bfloat16_to_float(uint16_t b);
-uint16_t float_to_bfloat16(float f);
+// fp16 / bf16 conversions (round to nearest even), from the kernels layer.
+using kernels::vec::bfloat16_to_float;
+using kernels::vec::float_to_bfloat16;
+using kernels::vec::float_to_half;
+using kernels::vec::half_to_float;
 
 }  // namespace onnx_prepack::runtime

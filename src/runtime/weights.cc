@@ -1,6 +1,6 @@
 #include "runtime/weights.h"
 
-#include "runtime/ops/gemm.h"
+#include "runtime/ops/linalg/gemm.h"
 
 namespace onnx_prepack::runtime {
 namespace {

@@ -11,10 +11,10 @@
 
 #include "device/cpu_features.h"
 #include "format/model_writer.h"
+#include "kernels/vec_math/vec_act.h"
+#include "kernels/vec_math/vec_half.h"
 #include "runtime/npy.h"
 #include "runtime/ops/math/float8.h"
-#include "runtime/ops/vec_act.h"
-#include "runtime/ops/vec_half.h"
 #include "runtime/session.h"
 #include "testing/plan_status.h"
 #include "testing/test_models.h"
@@ -255,26 +255,27 @@ std::vector<float> activation_inputs() {
 TEST(VecAct, IsasAgreeBitForBitAndWithTheMath) {
   auto x = activation_inputs();
   std::vector<device::IsaLevel> levels = {device::IsaLevel::kAvx2, device::IsaLevel::kAvx512};
-  for (int op = vec::kActClip; op <= vec::kActSigmoid; ++op) {
-    const float p0 = op == vec::kActClip ? -1.5f : 0.2f, p1 = op == vec::kActClip ? 6.0f : 0.5f;
+  for (int op = kernels::vec::kActClip; op <= kernels::vec::kActSigmoid; ++op) {
+    const float p0 = op == kernels::vec::kActClip ? -1.5f : 0.2f,
+                p1 = op == kernels::vec::kActClip ? 6.0f : 0.5f;
     std::vector<float> ref(x.size());
-    vec::f32_act_ref(op, x.data(), ref.data(), x.size(), p0, p1);
+    kernels::vec::f32_act_ref(op, x.data(), ref.data(), x.size(), p0, p1);
     for (size_t i = 0; i < x.size(); ++i) {
       double v = x[i], want;
       switch (op) {
-        case vec::kActClip:
+        case kernels::vec::kActClip:
           want = std::min<double>(p1, std::max<double>(p0, v));
           break;
-        case vec::kActHardSigmoid:
+        case kernels::vec::kActHardSigmoid:
           want = std::max(0.0, std::min(1.0, p0 * v + p1));
           break;
-        case vec::kActHardSwish:
+        case kernels::vec::kActHardSwish:
           want = v * std::max(0.0, std::min(1.0, v / 6 + 0.5));
           break;
-        case vec::kActLeakyRelu:
+        case kernels::vec::kActLeakyRelu:
           want = v >= 0 ? v : p0 * v;
           break;
-        case vec::kActExp:
+        case kernels::vec::kActExp:
           want = std::exp(v);
           break;
         default:
@@ -284,7 +285,7 @@ TEST(VecAct, IsasAgreeBitForBitAndWithTheMath) {
         EXPECT_TRUE(std::isnan(ref[i])) << "op " << op << " x " << v;
         continue;
       }
-      if (op == vec::kActExp && want < 1.2e-38) {  // below the normal range: 0
+      if (op == kernels::vec::kActExp && want < 1.2e-38) {  // below the normal range: 0
         EXPECT_LE(ref[i], 1.2e-38f);
         continue;
       }
@@ -301,7 +302,7 @@ TEST(VecAct, IsasAgreeBitForBitAndWithTheMath) {
       std::vector<float> got(x.size());
       // Odd lengths exercise the masked tails.
       for (size_t n : {x.size(), size_t(13), size_t(7)}) {
-        vec::act_kernel(level)(op, x.data(), got.data(), n, p0, p1);
+        kernels::vec::act_kernel(level)(op, x.data(), got.data(), n, p0, p1);
         EXPECT_EQ(std::memcmp(got.data(), ref.data(), n * 4), 0) << "op " << op;
       }
     }
@@ -312,8 +313,8 @@ TEST(VecAct, IsasAgreeBitForBitAndWithTheMath) {
 // float16 / bfloat16 code widened, and floats around every rounding case narrowed.
 TEST(VecHalf, AgreesWithTheScalarConversions) {
   if (device::host_isa_level() < device::IsaLevel::kAvx2) GTEST_SKIP() << "no AVX2";
-  const vec::HalfConvert& ref = vec::half_convert(device::IsaLevel::kRef);
-  const vec::HalfConvert& avx = vec::half_convert(device::IsaLevel::kAvx2);
+  const kernels::vec::HalfConvert& ref = kernels::vec::half_convert(device::IsaLevel::kRef);
+  const kernels::vec::HalfConvert& avx = kernels::vec::half_convert(device::IsaLevel::kAvx2);
   std::vector<uint16_t> codes(65536 + 3);
   for (size_t i = 0; i < codes.size(); ++i) codes[i] = uint16_t(i);
   std::vector<float> a(codes.size()), b(codes.size());

@@ -1,11 +1,12 @@
 // The vectorised operator kernels (vec_math.h) against their portable twins
 // (bit for bit for the elementwise ones) and against exact math; the GEMM on
-// the kernels layer (ops/gemm.h) against a direct product; and a transformer
+// the kernels layer (ops/linalg/gemm.h) against a direct product; and a transformer
 // whose outputs do not depend on the thread count.
-#include "runtime/ops/vec_math.h"
+#include "kernels/vec_math/vec_math.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -14,7 +15,7 @@
 
 #include "runtime/generate.h"
 #include "runtime/kernel.h"
-#include "runtime/ops/gemm.h"
+#include "runtime/ops/linalg/gemm.h"
 #include "runtime/session.h"
 
 namespace onnx_prepack::runtime {
@@ -23,10 +24,10 @@ namespace {
 using device::IsaLevel;
 
 // Every variant this host runs (the cap in ONNX_PREPACK_MAX_ISA included).
-std::vector<const vec::VecKernels*> variants() {
-  std::vector<const vec::VecKernels*> v;
+std::vector<const kernels::vec::VecKernels*> variants() {
+  std::vector<const kernels::vec::VecKernels*> v;
   for (IsaLevel l : {IsaLevel::kRef, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
-    if (l <= device::host_isa_level()) v.push_back(&vec::vec_kernels(l));
+    if (l <= device::host_isa_level()) v.push_back(&kernels::vec::vec_kernels(l));
   }
   return v;
 }
@@ -49,7 +50,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 struct UnaryCase {
   const char* name;
-  vec::UnaryFn vec::VecKernels::*fn;
+  kernels::vec::UnaryFn kernels::vec::VecKernels::*fn;
   double (*exact)(double);
   double tol;  // absolute
 };
@@ -63,13 +64,13 @@ double tanh_exact(double x) { return std::tanh(x); }
 
 TEST(VecMath, UnaryVariantsMatchTheRefTwinBitForBitAndExactMath) {
   const UnaryCase cases[] = {
-      {"erf", &vec::VecKernels::erf, erf_exact, 3e-7},
-      {"tanh", &vec::VecKernels::tanh, tanh_exact, 3e-7},
-      {"gelu", &vec::VecKernels::gelu, gelu_exact, 4e-7},
-      {"gelu_tanh", &vec::VecKernels::gelu_tanh, gelu_tanh_exact, 4e-7},
+      {"erf", &kernels::vec::VecKernels::erf, erf_exact, 3e-7},
+      {"tanh", &kernels::vec::VecKernels::tanh, tanh_exact, 3e-7},
+      {"gelu", &kernels::vec::VecKernels::gelu, gelu_exact, 4e-7},
+      {"gelu_tanh", &kernels::vec::VecKernels::gelu_tanh, gelu_tanh_exact, 4e-7},
   };
   const std::vector<float> x = test_inputs();
-  const vec::VecKernels& ref = vec::vec_kernels(IsaLevel::kRef);
+  const kernels::vec::VecKernels& ref = kernels::vec::vec_kernels(IsaLevel::kRef);
   for (const UnaryCase& c : cases) {
     std::vector<float> want(x.size());
     (ref.*c.fn)(x.data(), want.data(), x.size());
@@ -83,7 +84,7 @@ TEST(VecMath, UnaryVariantsMatchTheRefTwinBitForBitAndExactMath) {
     float nan = std::numeric_limits<float>::quiet_NaN(), out = 0;
     (ref.*c.fn)(&nan, &out, 1);
     EXPECT_TRUE(std::isnan(out)) << c.name;
-    for (const vec::VecKernels* v : variants()) {
+    for (const kernels::vec::VecKernels* v : variants()) {
       // Every length up to 40 (masked tails) and the full vector.
       for (size_t n = 1; n <= 40; ++n) {
         std::vector<float> got(n);
@@ -100,6 +101,40 @@ TEST(VecMath, UnaryVariantsMatchTheRefTwinBitForBitAndExactMath) {
   }
 }
 
+// The one exp polynomial per ISA (vec_exp_*.h) that softmax, tanh, erf and the
+// activations share: each variant gives the ref twin's bits, within 2 ulp or so of exp.
+TEST(VecMath, ExpVariantsMatchTheRefTwinBitForBitAndExactMath) {
+  std::vector<float> x = test_inputs();
+  for (float v : {-87.33f, -87.34f, -87.4f, -100.0f, 87.9f, 88.0f, 88.5f}) x.push_back(v);
+  const kernels::vec::VecKernels& ref = kernels::vec::vec_kernels(IsaLevel::kRef);
+  std::vector<float> want(x.size());
+  ref.exp(x.data(), want.data(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i] < -87.3365478515625f) {
+      ASSERT_EQ(want[i], 0.0f) << "exp(" << x[i] << ")";
+      continue;
+    }
+    const double e = std::exp(double(std::min(x[i], 88.0f)));
+    ASSERT_NEAR(double(want[i]), e, 5e-7 * e) << "exp(" << x[i] << ")";
+  }
+  float nan = std::numeric_limits<float>::quiet_NaN(), out = 0;
+  ref.exp(&nan, &out, 1);
+  EXPECT_TRUE(std::isnan(out));
+  for (const kernels::vec::VecKernels* v : variants()) {
+    for (size_t n = 1; n <= 40; ++n) {
+      std::vector<float> got(n);
+      v->exp(x.data() + 3, got.data(), n);
+      ASSERT_EQ(0, std::memcmp(got.data(), want.data() + 3, n * sizeof(float)))
+          << v->isa << " n " << n;
+    }
+    std::vector<float> got(x.size());
+    v->exp(x.data(), got.data(), x.size());
+    EXPECT_TRUE(same_bits(got, want)) << v->isa;
+    v->exp(&nan, &out, 1);
+    EXPECT_TRUE(std::isnan(out)) << v->isa;
+  }
+}
+
 TEST(VecMath, BinaryOpsMatchScalarArithmetic) {
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> ud(-4.0f, 4.0f);
@@ -107,8 +142,9 @@ TEST(VecMath, BinaryOpsMatchScalarArithmetic) {
   for (auto& v : a) v = ud(rng);
   for (auto& v : b) v = ud(rng);
   b[5] = 0.0f;  // x / 0 = inf
-  for (const vec::VecKernels* v : variants()) {
-    for (int op : {vec::kAdd, vec::kSub, vec::kMul, vec::kDiv}) {
+  for (const kernels::vec::VecKernels* v : variants()) {
+    for (int op :
+         {kernels::vec::kAdd, kernels::vec::kSub, kernels::vec::kMul, kernels::vec::kDiv}) {
       for (size_t sa : {0, 1}) {
         for (size_t sb : {0, 1}) {
           for (size_t n : {1, 7, 8, 15, 16, 17, 33, 77}) {
@@ -116,10 +152,10 @@ TEST(VecMath, BinaryOpsMatchScalarArithmetic) {
             v->binary(op, a.data(), sa, b.data() + 1, sb, got.data(), n);
             for (size_t i = 0; i < n; ++i) {
               float x = a[i * sa], y = b[1 + i * sb];
-              want[i] = op == vec::kAdd   ? x + y
-                        : op == vec::kSub ? x - y
-                        : op == vec::kMul ? x * y
-                                          : x / y;
+              want[i] = op == kernels::vec::kAdd   ? x + y
+                        : op == kernels::vec::kSub ? x - y
+                        : op == kernels::vec::kMul ? x * y
+                                                   : x / y;
             }
             ASSERT_TRUE(same_bits(got, want)) << v->isa << " op " << op << " " << sa << sb << n;
           }
@@ -138,7 +174,7 @@ TEST(VecMath, SoftmaxRowsMatchExactMath) {
     for (auto& v : x) v = nd(rng);
     x[0] = -INFINITY;  // a masked position
     if (len > 2) x[len + 1] = -1e4f;
-    for (const vec::VecKernels* v : variants()) {
+    for (const kernels::vec::VecKernels* v : variants()) {
       std::vector<float> y(x.size());
       v->softmax_rows(x.data(), y.data(), rows, len);
       for (size_t r = 0; r < rows; ++r) {
@@ -165,7 +201,7 @@ TEST(VecMath, LayerNormRowsMatchExactMath) {
     for (auto& v : x) v = nd(rng);
     for (auto& v : scale) v = nd(rng);
     for (auto& v : bias) v = nd(rng);
-    for (const vec::VecKernels* v : variants()) {
+    for (const kernels::vec::VecKernels* v : variants()) {
       for (bool with_bias : {false, true}) {
         std::vector<float> y(x.size()), mean(rows), inv(rows);
         v->layer_norm_rows(x.data(), scale.data(), with_bias ? bias.data() : nullptr, y.data(),

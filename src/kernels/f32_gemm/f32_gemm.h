@@ -81,7 +81,7 @@ const F32GemmKernel* f32_gemm_select(uint32_t nr, device::IsaLevel level);
 // The one mapping from an ISA level to the GEMM the runtime uses there: the
 // first native kernel of kF32GemmKernels at `level`, or the 16-column portable
 // kernel at ref. Its nr is the panel width of B packed on the fly
-// (runtime/ops/gemm) and of the format a weight is packed into on a miss
+// (runtime/ops/linalg/gemm) and of the format a weight is packed into on a miss
 // (pack::gemm_b_runtime_format); the pack routine is f32_pack_b for that nr.
 const F32GemmKernel& f32_gemm_native(device::IsaLevel level);
 

@@ -1,4 +1,5 @@
-// Type dispatch and the broadcasting iterator shared by the operator files.
+// Type dispatch, the broadcast helpers and the parallel loop shared by the operator files
+// of every family (ops/README.md).
 #pragma once
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "runtime/kernel.h"
 #include "runtime/tensor.h"
 
 namespace onnx_prepack::runtime {
@@ -96,5 +98,35 @@ BroadcastPlan make_broadcast_plan(const std::vector<Shape>& inputs, const Shape&
 // Runs fn(begin, end) over [0, n) in chunks on the pool when n is large.
 void parallel_range(base::ThreadPool* pool, int64_t n, int64_t min_chunk,
                     const std::function<void(int64_t, int64_t)>& fn);
+
+// Elements per task below which an elementwise op runs on one thread.
+constexpr int64_t kMinChunk = 16384;
+
+// The broadcast shape of inputs [first, first + count), all required.
+inline Result<Shape> broadcast_inputs(const BuildContext& ctx, int first, int count) {
+  Shape out;
+  for (int i = first; i < first + count; ++i) {
+    OP_ASSIGN_OR_RETURN(const ValueDesc* d, ctx.require_input(i));
+    auto r = broadcast_shapes(out, d->shape);
+    if (!r.ok()) return ctx.error(r.status().message());
+    out = *r;
+  }
+  return out;
+}
+
+// Runs inner(out_base, offsets[], count) over each inner run of the plan, on
+// the pool when large. Elementwise: the split never changes a result.
+template <typename Inner>
+void run_broadcast(const BroadcastPlan& plan, base::ThreadPool* pool, Inner&& inner) {
+  int64_t rows = plan.outer_count();
+  int64_t min_rows = std::max<int64_t>(1, kMinChunk / std::max<int64_t>(1, plan.inner));
+  parallel_range(pool, rows, min_rows, [&](int64_t r0, int64_t r1) {
+    int64_t off[3] = {0, 0, 0};
+    for (int64_t r = r0; r < r1; ++r) {
+      plan.offsets(r, off);
+      inner(r * plan.inner, off, plan.inner);
+    }
+  });
+}
 
 }  // namespace onnx_prepack::runtime

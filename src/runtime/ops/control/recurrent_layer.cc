@@ -9,8 +9,8 @@
 
 #include "device/cpu_features.h"
 #include "kernels/f32_gemm/gemm_driver.h"
-#include "runtime/ops/gemm.h"
-#include "runtime/ops/vec_math.h"
+#include "kernels/vec_math/vec_math.h"
+#include "runtime/ops/linalg/gemm.h"
 
 namespace onnx_prepack::runtime {
 
@@ -149,10 +149,10 @@ void activate(const RnnActivation& act, bool clip_on, float clip, float* v, size
     for (size_t i = 0; i < n; ++i) v[i] = std::clamp(v[i], -clip, clip);
   }
   if (act.kind == RnnActivation::Kind::kTanh) {
-    vec::host_vec_kernels().tanh(v, v, n);
+    kernels::vec::host_vec_kernels().tanh(v, v, n);
   } else if (act.kind == RnnActivation::Kind::kSigmoid) {
     for (size_t i = 0; i < n; ++i) v[i] *= 0.5f;
-    vec::host_vec_kernels().tanh(v, v, n);
+    kernels::vec::host_vec_kernels().tanh(v, v, n);
     for (size_t i = 0; i < n; ++i) v[i] = 0.5f * v[i] + 0.5f;
   } else {
     for (size_t i = 0; i < n; ++i) v[i] = act(v[i]);

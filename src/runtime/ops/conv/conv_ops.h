@@ -1,5 +1,7 @@
-// The conv family's operator entries (registry.cc lists them) and the filter
-// preparation Conv and the BatchNormalization fold share.
+// Builders of the conv family (registry.cc lists them) and the filter
+// preparation Conv and the BatchNormalization fold share. Conv and ConvTranspose
+// still export an OpEntry each (conv.cc, conv_transpose.cc): they become builders
+// here when their weight-preparation calls are next edited.
 #pragma once
 
 #include <memory>
@@ -13,16 +15,12 @@ namespace onnx_prepack::runtime {
 
 extern const OpEntry kConvEntry;
 extern const OpEntry kConvTransposeEntry;
-extern const OpEntry kMaxPoolEntry;
-extern const OpEntry kAveragePoolEntry;
-extern const OpEntry kLpPoolEntry;
-extern const OpEntry kGlobalAveragePoolEntry;
-extern const OpEntry kGlobalMaxPoolEntry;
-extern const OpEntry kGlobalLpPoolEntry;
-extern const OpEntry kBatchNormalizationEntry;
-extern const OpEntry kInstanceNormalizationEntry;
-extern const OpEntry kGroupNormalizationEntry;
-extern const OpEntry kLrnEntry;
+Result<std::unique_ptr<Kernel>> build_max_pool(BuildContext& ctx);  // pool.cc
+Result<std::unique_ptr<Kernel>> build_average_pool(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_lp_pool(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_global_average_pool(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_global_max_pool(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_global_lp_pool(BuildContext& ctx);
 
 // The filter of input `index` (a known value) in the layout the kernel for
 // `g` reads on this host: through the session's WeightPreparer when the filter

@@ -303,6 +303,8 @@ Result<std::unique_ptr<Kernel>> build_pool(BuildContext& ctx, PoolKind kind, boo
   return ctx.error("element type " + dtype_name(dt) + " is not supported");
 }
 
+}  // namespace
+
 Result<std::unique_ptr<Kernel>> build_max_pool(BuildContext& c) {
   return build_pool(c, PoolKind::kMax, false);
 }
@@ -321,14 +323,5 @@ Result<std::unique_ptr<Kernel>> build_global_max_pool(BuildContext& c) {
 Result<std::unique_ptr<Kernel>> build_global_lp_pool(BuildContext& c) {
   return build_pool(c, PoolKind::kLp, true);
 }
-
-}  // namespace
-
-const OpEntry kMaxPoolEntry{"MaxPool", build_max_pool};
-const OpEntry kAveragePoolEntry{"AveragePool", build_average_pool};
-const OpEntry kLpPoolEntry{"LpPool", build_lp_pool};
-const OpEntry kGlobalAveragePoolEntry{"GlobalAveragePool", build_global_average_pool};
-const OpEntry kGlobalMaxPoolEntry{"GlobalMaxPool", build_global_max_pool};
-const OpEntry kGlobalLpPoolEntry{"GlobalLpPool", build_global_lp_pool};
 
 }  // namespace onnx_prepack::runtime

@@ -7,8 +7,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/vec_math/vec_act.h"
 #include "runtime/ops/math/common.h"
-#include "runtime/ops/vec_act.h"
 
 namespace onnx_prepack::runtime::math {
 namespace {
@@ -21,7 +21,7 @@ Result<std::unique_ptr<Kernel>> activation(BuildContext& ctx, F f, int act = -1,
   ctx.set_output(0, x->dtype, x->shape);
   int64_t n = shape_numel(x->shape);
   if (x->dtype == kFloat && act >= 0) {
-    vec::ActFn fn = vec::host_act_kernel();
+    kernels::vec::ActFn fn = kernels::vec::host_act_kernel();
     return std::unique_ptr<Kernel>(new FnKernel(
         [=](const KernelIO& io) {
           const float* in = static_cast<const float*>(io.in[0]);
@@ -49,7 +49,7 @@ Result<std::unique_ptr<Kernel>> build_hard_sigmoid(BuildContext& ctx) {
         using T = decltype(x);
         return std::max(T(0), std::min(T(1), T(alpha) * x + T(beta)));
       },
-      vec::kActHardSigmoid, alpha, beta);
+      kernels::vec::kActHardSigmoid, alpha, beta);
 }
 
 Result<std::unique_ptr<Kernel>> build_hard_swish(BuildContext& ctx) {
@@ -59,14 +59,14 @@ Result<std::unique_ptr<Kernel>> build_hard_swish(BuildContext& ctx) {
         using T = decltype(x);
         return x * std::max(T(0), std::min(T(1), x / T(6) + T(0.5)));
       },
-      vec::kActHardSwish);
+      kernels::vec::kActHardSwish);
 }
 
 Result<std::unique_ptr<Kernel>> build_leaky_relu(BuildContext& ctx) {
   float alpha = ctx.attr_float("alpha", 0.01f);
   return activation(
       ctx, [alpha](auto x) -> decltype(x) { return x >= 0 ? x : x * decltype(x)(alpha); },
-      vec::kActLeakyRelu, alpha);
+      kernels::vec::kActLeakyRelu, alpha);
 }
 
 Result<std::unique_ptr<Kernel>> build_elu(BuildContext& ctx) {
@@ -156,7 +156,7 @@ Result<std::unique_ptr<Kernel>> build_clip(BuildContext& ctx) {
   bool attr_form = ctx.opset() < 11;
   float attr_lo = ctx.attr_float("min", -FLT_MAX), attr_hi = ctx.attr_float("max", FLT_MAX);
   if (dt == kFloat) {
-    vec::ActFn fn = vec::host_act_kernel();
+    kernels::vec::ActFn fn = kernels::vec::host_act_kernel();
     return std::unique_ptr<Kernel>(new FnKernel(
         [=](const KernelIO& io) {
           float lo = attr_form ? attr_lo : clip_bound<float>(io, 1, -INFINITY);
@@ -164,10 +164,11 @@ Result<std::unique_ptr<Kernel>> build_clip(BuildContext& ctx) {
           const float* in = static_cast<const float*>(io.in[0]);
           float* out = static_cast<float*>(io.out[0]);
           parallel_range(io.pool, n, kMinChunk, [&](int64_t b, int64_t e) {
-            fn(vec::kActClip, in + b, out + b, size_t(e - b), lo, hi);
+            fn(kernels::vec::kActClip, in + b, out + b, size_t(e - b), lo, hi);
           });
         },
-        PointwiseDesc{PointwiseDesc::kActivation, vec::kActClip, attr_lo, attr_hi, !attr_form}));
+        PointwiseDesc{PointwiseDesc::kActivation, kernels::vec::kActClip, attr_lo, attr_hi,
+                      !attr_form}));
   }
   if (attr_form && dt != kDouble) return unsupported_type(ctx, dt);
   std::unique_ptr<Kernel> k;

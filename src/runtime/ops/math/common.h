@@ -1,5 +1,5 @@
-// Helpers shared by the math family's operator files: the per-family builder
-// lists, the input-broadcast helper and a broadcast loop over up to 3 inputs.
+// Helpers shared by the math family's operator files and their builder lists
+// (joined in registry.cc). The broadcast helpers are in ops/dispatch.h.
 #pragma once
 
 #include <algorithm>
@@ -12,10 +12,8 @@
 
 namespace onnx_prepack::runtime::math {
 
-// Elements per task below which an elementwise op runs on one thread.
-constexpr int64_t kMinChunk = 16384;
-
 // Builder lists of the files of this folder, joined in registry.cc.
+std::span<const OpEntry> arithmetic_ops();  // arithmetic.cc
 std::span<const OpEntry> unary_ops();       // unary.cc
 std::span<const OpEntry> activation_ops();  // activations.cc
 std::span<const OpEntry> binary_ops();      // binary.cc
@@ -25,33 +23,6 @@ std::span<const OpEntry> cast_ops();        // cast.cc
 std::span<const OpEntry> loss_ops();        // loss.cc
 std::span<const OpEntry> misc_ops();        // misc.cc
 std::span<const OpEntry> signal_ops();      // signal.cc
-
-// The broadcast shape of inputs [0, count), all required.
-inline Result<Shape> broadcast_inputs(const BuildContext& ctx, int first, int count) {
-  Shape out;
-  for (int i = first; i < first + count; ++i) {
-    OP_ASSIGN_OR_RETURN(const ValueDesc* d, ctx.require_input(i));
-    auto r = broadcast_shapes(out, d->shape);
-    if (!r.ok()) return ctx.error(r.status().message());
-    out = *r;
-  }
-  return out;
-}
-
-// Runs inner(out_base, offsets[], count) over each inner run of the plan, on
-// the pool when large. Elementwise: the split never changes a result.
-template <typename Inner>
-void run_broadcast(const BroadcastPlan& plan, base::ThreadPool* pool, Inner&& inner) {
-  int64_t rows = plan.outer_count();
-  int64_t min_rows = std::max<int64_t>(1, kMinChunk / std::max<int64_t>(1, plan.inner));
-  parallel_range(pool, rows, min_rows, [&](int64_t r0, int64_t r1) {
-    int64_t off[3] = {0, 0, 0};
-    for (int64_t r = r0; r < r1; ++r) {
-      plan.offsets(r, off);
-      inner(r * plan.inner, off, plan.inner);
-    }
-  });
-}
 
 inline std::unique_ptr<Kernel> make_kernel(std::function<void(const KernelIO&)> fn) {
   return std::make_unique<FnKernel>(std::move(fn));

@@ -11,9 +11,9 @@ namespace onnx_prepack::runtime {
 std::span<const OpEntry> math_ops() {
   static const std::vector<OpEntry> ops = [] {
     std::vector<OpEntry> v;
-    for (auto list : {math::unary_ops(), math::activation_ops(), math::binary_ops(),
-                      math::reduce_ops(), math::softmax_ops(), math::cast_ops(), math::loss_ops(),
-                      math::misc_ops(), math::signal_ops()}) {
+    for (auto list : {math::arithmetic_ops(), math::unary_ops(), math::activation_ops(),
+                      math::binary_ops(), math::reduce_ops(), math::softmax_ops(), math::cast_ops(),
+                      math::loss_ops(), math::misc_ops(), math::signal_ops()}) {
       v.insert(v.end(), list.begin(), list.end());
     }
     return v;

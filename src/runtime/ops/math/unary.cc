@@ -5,8 +5,8 @@
 #include <cmath>
 #include <type_traits>
 
+#include "kernels/vec_math/vec_act.h"
 #include "runtime/ops/math/common.h"
-#include "runtime/ops/vec_act.h"
 
 namespace onnx_prepack::runtime::math {
 namespace {
@@ -70,12 +70,12 @@ Result<std::unique_ptr<Kernel>> build_exp(BuildContext& ctx) {
   if (x->dtype == kFloat) {
     ctx.set_output(0, kFloat, x->shape);
     int64_t n = shape_numel(x->shape);
-    vec::ActFn fn = vec::host_act_kernel();
+    kernels::vec::ActFn fn = kernels::vec::host_act_kernel();
     return make_kernel([n, fn](const KernelIO& io) {
       const float* in = static_cast<const float*>(io.in[0]);
       float* out = static_cast<float*>(io.out[0]);
       parallel_range(io.pool, n, kMinChunk, [&](int64_t b, int64_t e) {
-        fn(vec::kActExp, in + b, out + b, size_t(e - b), 0.0f, 0.0f);
+        fn(kernels::vec::kActExp, in + b, out + b, size_t(e - b), 0.0f, 0.0f);
       });
     });
   }

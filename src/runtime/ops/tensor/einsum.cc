@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "runtime/ops/dispatch.h"
-#include "runtime/ops/gemm.h"
+#include "runtime/ops/linalg/gemm.h"
 #include "runtime/ops/tensor/tensor_ops.h"
 #include "runtime/work_budget.h"
 
@@ -73,7 +73,7 @@ void gather_strided(const float* src, float* dst, const std::vector<int64_t>& di
 
 // Two float operands without diagonals, every summed subscript in both: a
 // batched matrix product. A is gathered to [batch, M, K], B to [batch, K, N],
-// each batch multiplied with gemm_f32 (ops/gemm.h), the result scattered to
+// each batch multiplied with gemm_f32 (ops/linalg/gemm.h), the result scattered to
 // the output's order. Null when the equation has another form.
 std::unique_ptr<Kernel> contraction_kernel(const EinsumPlan& plan,
                                            const std::vector<std::vector<int>>& uses,

@@ -9,6 +9,19 @@ namespace {
 using namespace tensor_family;
 
 constexpr OpEntry kOps[] = {
+    {"Transpose", build_transpose},
+    {"Gather", build_gather},
+    {"Concat", build_concat},
+    {"Slice", build_slice},
+    {"Split", build_split},
+    {"Reshape", build_reshape},
+    {"Squeeze", build_squeeze},
+    {"Unsqueeze", build_unsqueeze},
+    {"Identity", build_identity},
+    {"Shape", build_shape},
+    {"Constant", build_constant},
+    {"ConstantOfShape", build_constant_of_shape},
+    {"Expand", build_expand},
     {"Flatten", build_flatten},
     {"Size", build_size},
     {"Tile", build_tile},

@@ -1,4 +1,4 @@
-// Builders of the tensor family (indexing, resizing, padding, reshaping) and the
+// Builders of the tensor family (data movement, shapes, indexing, resizing, padding) and the
 // helpers they share. Each builder lives in a file of this folder; registry.cc
 // lists them.
 #pragma once
@@ -13,6 +13,19 @@ namespace onnx_prepack::runtime::tensor_family {
 
 using BuildResult = Result<std::unique_ptr<Kernel>>;
 
+BuildResult build_transpose(BuildContext& ctx);  // data_movement.cc
+BuildResult build_gather(BuildContext& ctx);
+BuildResult build_concat(BuildContext& ctx);
+BuildResult build_slice(BuildContext& ctx);
+BuildResult build_split(BuildContext& ctx);
+BuildResult build_reshape(BuildContext& ctx);  // shape_ops.cc
+BuildResult build_squeeze(BuildContext& ctx);
+BuildResult build_unsqueeze(BuildContext& ctx);
+BuildResult build_identity(BuildContext& ctx);
+BuildResult build_shape(BuildContext& ctx);
+BuildResult build_constant(BuildContext& ctx);
+BuildResult build_constant_of_shape(BuildContext& ctx);
+BuildResult build_expand(BuildContext& ctx);
 BuildResult build_flatten(BuildContext& ctx);
 BuildResult build_size(BuildContext& ctx);
 BuildResult build_tile(BuildContext& ctx);

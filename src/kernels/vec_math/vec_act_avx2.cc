@@ -4,36 +4,16 @@
 
 #include <cstdint>
 
-#include "runtime/ops/vec_act.h"
+#include "kernels/vec_math/vec_act.h"
+#include "kernels/vec_math/vec_exp_avx2.h"
 
-namespace onnx_prepack::runtime::vec {
+namespace onnx_prepack::kernels::vec {
 namespace {
 
 __m256i tail_mask(size_t n) {
   alignas(32) static const int32_t kLanes[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
                                                  0,  0,  0,  0,  0,  0,  0,  0};
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kLanes + 8 - n));
-}
-
-__m256 exp_core(__m256 x) {
-  const __m256 under = _mm256_cmp_ps(x, _mm256_set1_ps(-87.3365478515625f), _CMP_LT_OQ);
-  x = _mm256_max_ps(_mm256_set1_ps(-87.3365478515625f), _mm256_min_ps(_mm256_set1_ps(88.0f), x));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-0.693145751953125f), x);
-  r = _mm256_fmadd_ps(n, _mm256_set1_ps(-1.42860682028622680e-06f), r);
-  __m256 p = _mm256_set1_ps(1.98412698412698413e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.38888888888888889e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.33333333333333333e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.16666666666666667e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.66666666666666667e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  const __m256i bits =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  const __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
-  return _mm256_blendv_ps(y, _mm256_setzero_ps(), under);
 }
 
 template <int op>
@@ -52,9 +32,9 @@ __m256 act(__m256 x, __m256 p0, __m256 p1) {
   }
   if constexpr (op == kActExp) {
     const __m256 big = _mm256_cmp_ps(x, _mm256_set1_ps(88.0f), _CMP_GT_OQ);
-    __m256 y = exp_core(x);
+    __m256 y = exp_avx2(x);
     if (_mm256_movemask_ps(big)) {
-      const __m256 hi = _mm256_mul_ps(exp_core(_mm256_sub_ps(x, _mm256_set1_ps(88.0f))),
+      const __m256 hi = _mm256_mul_ps(exp_avx2(_mm256_sub_ps(x, _mm256_set1_ps(88.0f))),
                                       _mm256_set1_ps(1.6516362549940018e38f));
       y = _mm256_blendv_ps(y, hi, big);
     }
@@ -64,7 +44,7 @@ __m256 act(__m256 x, __m256 p0, __m256 p1) {
   if constexpr (op == kActSigmoid) {
     const __m256 ax = _mm256_castsi256_ps(
         _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff)));
-    const __m256 e = exp_core(_mm256_sub_ps(zero, ax));
+    const __m256 e = exp_avx2(_mm256_sub_ps(zero, ax));
     const __m256 inv = _mm256_div_ps(one, _mm256_add_ps(one, e));
     const __m256 pos = _mm256_cmp_ps(x, zero, _CMP_GE_OQ);
     const __m256 y = _mm256_blendv_ps(_mm256_mul_ps(e, inv), inv, pos);
@@ -106,4 +86,4 @@ void f32_act_avx2(int op, const float* x, float* y, size_t n, float p0, float p1
   }
 }
 
-}  // namespace onnx_prepack::runtime::vec
+}  // namespace onnx_prepack::kernels::vec

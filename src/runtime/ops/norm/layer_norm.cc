@@ -1,74 +1,15 @@
-// Softmax and LayerNormalization (ReduceMean, with the other reductions, is in
-// ops/math/reduce.cc).
+// LayerNormalization: float rows on kernels/vec_math, the general case per row
+// here (ReduceMean, with the other reductions, is in ops/math/reduce.cc).
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "kernels/vec_math/vec_math.h"
 #include "runtime/kernel.h"
 #include "runtime/ops/dispatch.h"
-#include "runtime/ops/vec_math.h"
+#include "runtime/ops/norm/norm_ops.h"
 
 namespace onnx_prepack::runtime {
-namespace {
-
-Result<std::unique_ptr<Kernel>> build_softmax(BuildContext& ctx) {
-  OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
-  if (x->dtype != kFloat) return ctx.error("only float is supported, got " + dtype_name(x->dtype));
-  int64_t rank = int64_t(x->shape.size());
-  ctx.set_output(0, kFloat, x->shape);
-  int64_t outer = 1, len = 1, inner = 1;
-  if (rank == 0) {
-    len = 1;
-  } else if (ctx.opset() < 13) {  // coerced to 2-D at `axis`
-    OP_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis", 1), rank, ctx));
-    for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : len) *= x->shape[size_t(i)];
-  } else {
-    OP_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis", -1), rank, ctx));
-    for (int64_t i = 0; i < rank; ++i) {
-      if (i < axis)
-        outer *= x->shape[size_t(i)];
-      else if (i == axis)
-        len = x->shape[size_t(i)];
-      else
-        inner *= x->shape[size_t(i)];
-    }
-  }
-  if (inner == 1) {  // softmax over contiguous rows: vectorised, one call per row block
-    const vec::SoftmaxFn fn = vec::host_vec_kernels().softmax_rows;
-    return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
-      const float* in = static_cast<const float*>(io.in[0]);
-      float* out = static_cast<float*>(io.out[0]);
-      parallel_range(io.pool, outer, std::max<int64_t>(1, 8192 / std::max<int64_t>(len, 1)),
-                     [&](int64_t r0, int64_t r1) {
-                       fn(in + r0 * len, out + r0 * len, size_t(r1 - r0), size_t(len));
-                     });
-    }));
-  }
-  return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
-    const float* in = static_cast<const float*>(io.in[0]);
-    float* out = static_cast<float*>(io.out[0]);
-    int64_t rows = outer * inner;
-    parallel_range(io.pool, rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(len, 1)),
-                   [&](int64_t r0, int64_t r1) {
-                     for (int64_t r = r0; r < r1; ++r) {
-                       int64_t o = r / inner, i = r % inner;
-                       const float* xr = in + o * len * inner + i;
-                       float* yr = out + o * len * inner + i;
-                       float mx = -INFINITY;
-                       for (int64_t j = 0; j < len; ++j) mx = std::max(mx, xr[j * inner]);
-                       float sum = 0.0f;
-                       for (int64_t j = 0; j < len; ++j) {
-                         float e = std::exp(xr[j * inner] - mx);
-                         yr[j * inner] = e;
-                         sum += e;
-                       }
-                       float inv = 1.0f / sum;
-                       for (int64_t j = 0; j < len; ++j) yr[j * inner] *= inv;
-                     }
-                   });
-  }));
-}
-
 Result<std::unique_ptr<Kernel>> build_layer_norm(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
   OP_ASSIGN_OR_RETURN(const ValueDesc* scale, ctx.require_input(1));
@@ -120,8 +61,8 @@ Result<std::unique_ptr<Kernel>> build_layer_norm(BuildContext& ctx) {
   if (ctx.output_count() > 2) ctx.set_output(2, kFloat, stat_shape);
   // Full-length scale and bias: vectorised rows (vec_math.h); otherwise the
   // scalar loop with broadcast indices.
-  const vec::LayerNormFn fn =
-      scale_full && bias_full ? vec::host_vec_kernels().layer_norm_rows : nullptr;
+  const kernels::vec::LayerNormFn fn =
+      scale_full && bias_full ? kernels::vec::host_vec_kernels().layer_norm_rows : nullptr;
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
     const float* in = static_cast<const float*>(io.in[0]);
     const float* sc = static_cast<const float*>(io.in[1]);
@@ -160,14 +101,5 @@ Result<std::unique_ptr<Kernel>> build_layer_norm(BuildContext& ctx) {
                    });
   }));
 }
-
-constexpr OpEntry kOps[] = {
-    {"Softmax", build_softmax},
-    {"LayerNormalization", build_layer_norm},
-};
-
-}  // namespace
-
-std::span<const OpEntry> normalization_ops() { return kOps; }
 
 }  // namespace onnx_prepack::runtime

@@ -11,7 +11,7 @@
 
 #include "device/cpu_features.h"
 
-namespace onnx_prepack::runtime::vec {
+namespace onnx_prepack::kernels::vec {
 
 enum ActOp : int {
   kActClip = 0,         // min(max(x, p0), p1); NaN stays NaN
@@ -33,4 +33,4 @@ void f32_act_avx512(int op, const float* x, float* y, size_t n, float p0, float 
 ActFn act_kernel(device::IsaLevel level);
 ActFn host_act_kernel();
 
-}  // namespace onnx_prepack::runtime::vec
+}  // namespace onnx_prepack::kernels::vec

@@ -1,4 +1,4 @@
-#include "runtime/ops/gemm.h"
+#include "runtime/ops/linalg/gemm.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -10,32 +10,12 @@
 #include <cmath>
 #include <cstdint>
 
-#include "runtime/ops/vec_math.h"
+#include "kernels/vec_math/vec_exp_avx512.h"
+#include "kernels/vec_math/vec_math.h"
 
-namespace onnx_prepack::runtime::vec {
+namespace onnx_prepack::kernels::vec {
 
 static __mmask16 v512_tail(size_t n) { return __mmask16((1u << n) - 1u); }
-
-static __m512 v512_exp(__m512 x) {
-  const __mmask16 under = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3365478515625f), _CMP_LT_OQ);
-  x = _mm512_max_ps(_mm512_set1_ps(-87.3365478515625f), _mm512_min_ps(_mm512_set1_ps(88.0f), x));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693145751953125f), x);
-  r = _mm512_fmadd_ps(n, _mm512_set1_ps(-1.42860682028622680e-06f), r);
-  __m512 p = _mm512_set1_ps(1.98412698412698413e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.38888888888888889e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.33333333333333333e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.16666666666666667e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.66666666666666667e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  const __m512i bits =
-      _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-  const __m512 y = _mm512_mul_ps(p, _mm512_castsi512_ps(bits));
-  return _mm512_mask_blend_ps(under, y, _mm512_setzero_ps());
-}
 
 static __m512 v512_abs(__m512 x) {
   return _mm512_castsi512_ps(
@@ -61,7 +41,7 @@ static __m512 v512_tanh(__m512 x) {
   q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(-3.33333333333333333e-1f));
   const __m512 small = _mm512_fmadd_ps(_mm512_mul_ps(x, x2), q, x);
   const __m512 e =
-      v512_exp(_mm512_mul_ps(_mm512_set1_ps(-2.0f), _mm512_min_ps(_mm512_set1_ps(9.0f), ax)));
+      exp_avx512(_mm512_mul_ps(_mm512_set1_ps(-2.0f), _mm512_min_ps(_mm512_set1_ps(9.0f), ax)));
   const __m512 one = _mm512_set1_ps(1.0f);
   const __m512 t = _mm512_div_ps(_mm512_sub_ps(one, e), _mm512_add_ps(one, e));
   const __m512 large = v512_copysign(t, x);
@@ -90,7 +70,7 @@ static __m512 v512_erf(__m512 x) {
   p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(-0.284496736f));
   p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(0.254829592f));
   p = _mm512_mul_ps(p, t);
-  const __m512 e = v512_exp(_mm512_sub_ps(_mm512_setzero_ps(), x2));
+  const __m512 e = exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), x2));
   const __m512 large = v512_copysign(_mm512_fnmadd_ps(p, e, one), x);
   const __mmask16 is_small = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.75f), _CMP_LT_OQ);
   return _mm512_mask_blend_ps(is_small, large, small);
@@ -152,6 +132,7 @@ static void v512_unary(__m512 (*f)(__m512), const float* x, float* y, size_t n) 
 }
 
 void f32_erf_avx512(const float* x, float* y, size_t n) { v512_unary(v512_erf, x, y, n); }
+void f32_exp_avx512(const float* x, float* y, size_t n) { v512_unary(exp_avx512, x, y, n); }
 void f32_tanh_avx512(const float* x, float* y, size_t n) { v512_unary(v512_tanh, x, y, n); }
 void f32_gelu_avx512(const float* x, float* y, size_t n) { v512_unary(v512_gelu, x, y, n); }
 void f32_gelu_tanh_avx512(const float* x, float* y, size_t n) {
@@ -171,12 +152,12 @@ void f32_softmax_rows_avx512(const float* x, float* y, size_t rows, size_t len) 
     const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
     __m512 sum = _mm512_setzero_ps();
     for (j = 0; j + 16 <= len; j += 16) {
-      const __m512 e = v512_exp(_mm512_sub_ps(_mm512_loadu_ps(xr + j), m));
+      const __m512 e = exp_avx512(_mm512_sub_ps(_mm512_loadu_ps(xr + j), m));
       _mm512_storeu_ps(yr + j, e);
       sum = _mm512_add_ps(sum, e);
     }
     if (j < len) {
-      const __m512 e = v512_exp(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, xr + j), m));
+      const __m512 e = exp_avx512(_mm512_sub_ps(_mm512_maskz_loadu_ps(tail, xr + j), m));
       _mm512_mask_storeu_ps(yr + j, tail, e);
       sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(tail, e));
     }
@@ -243,4 +224,4 @@ void f32_layer_norm_rows_avx512(const float* x, const float* scale, const float*
   }
 }
 
-}  // namespace onnx_prepack::runtime::vec
+}  // namespace onnx_prepack::kernels::vec

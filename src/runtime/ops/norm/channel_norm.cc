@@ -8,6 +8,7 @@
 
 #include "runtime/ops/conv/conv_ops.h"
 #include "runtime/ops/conv/spatial.h"
+#include "runtime/ops/norm/norm_ops.h"
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -28,6 +29,8 @@ Status require_float(BuildContext& ctx, int count) {
   }
   return ok_status();
 }
+
+}  // namespace
 
 Result<std::unique_ptr<Kernel>> build_batch_norm(BuildContext& ctx) {
   OP_RETURN_IF_ERROR(require_float(ctx, 5));
@@ -76,8 +79,12 @@ Result<std::unique_ptr<Kernel>> build_batch_norm(BuildContext& ctx) {
   }));
 }
 
+namespace {
+
 // y = scale * (x - mean) / sqrt(var + eps) + bias over planes of `plane`
 // elements; `scale_of(n, c)`/`bias_of` pick the parameters.
+}  // namespace
+
 Result<std::unique_ptr<Kernel>> build_instance_norm(BuildContext& ctx) {
   OP_RETURN_IF_ERROR(require_float(ctx, 3));
   const ValueDesc& x = ctx.input(0);
@@ -186,12 +193,5 @@ Result<std::unique_ptr<Kernel>> build_lrn(BuildContext& ctx) {
     });
   }));
 }
-
-}  // namespace
-
-const OpEntry kBatchNormalizationEntry{"BatchNormalization", build_batch_norm};
-const OpEntry kInstanceNormalizationEntry{"InstanceNormalization", build_instance_norm};
-const OpEntry kGroupNormalizationEntry{"GroupNormalization", build_group_norm};
-const OpEntry kLrnEntry{"LRN", build_lrn};
 
 }  // namespace onnx_prepack::runtime

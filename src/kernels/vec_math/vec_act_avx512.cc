@@ -9,31 +9,11 @@
 
 #include <cstdint>
 
-#include "runtime/ops/vec_act.h"
+#include "kernels/vec_math/vec_act.h"
+#include "kernels/vec_math/vec_exp_avx512.h"
 
-namespace onnx_prepack::runtime::vec {
+namespace onnx_prepack::kernels::vec {
 namespace {
-
-__m512 exp_core(__m512 x) {
-  const __mmask16 under = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3365478515625f), _CMP_LT_OQ);
-  x = _mm512_max_ps(_mm512_set1_ps(-87.3365478515625f), _mm512_min_ps(_mm512_set1_ps(88.0f), x));
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-0.693145751953125f), x);
-  r = _mm512_fmadd_ps(n, _mm512_set1_ps(-1.42860682028622680e-06f), r);
-  __m512 p = _mm512_set1_ps(1.98412698412698413e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.38888888888888889e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.33333333333333333e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.16666666666666667e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.66666666666666667e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  const __m512i bits =
-      _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-  const __m512 y = _mm512_mul_ps(p, _mm512_castsi512_ps(bits));
-  return _mm512_mask_blend_ps(under, y, _mm512_setzero_ps());
-}
 
 template <int op>
 __m512 act(__m512 x, __m512 p0, __m512 p1) {
@@ -51,9 +31,9 @@ __m512 act(__m512 x, __m512 p0, __m512 p1) {
   }
   if constexpr (op == kActExp) {
     const __mmask16 big = _mm512_cmp_ps_mask(x, _mm512_set1_ps(88.0f), _CMP_GT_OQ);
-    __m512 y = exp_core(x);
+    __m512 y = exp_avx512(x);
     if (big) {
-      const __m512 hi = _mm512_mul_ps(exp_core(_mm512_sub_ps(x, _mm512_set1_ps(88.0f))),
+      const __m512 hi = _mm512_mul_ps(exp_avx512(_mm512_sub_ps(x, _mm512_set1_ps(88.0f))),
                                       _mm512_set1_ps(1.6516362549940018e38f));
       y = _mm512_mask_blend_ps(big, y, hi);
     }
@@ -63,7 +43,7 @@ __m512 act(__m512 x, __m512 p0, __m512 p1) {
   if constexpr (op == kActSigmoid) {
     const __m512 ax = _mm512_castsi512_ps(
         _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)));
-    const __m512 e = exp_core(_mm512_sub_ps(zero, ax));
+    const __m512 e = exp_avx512(_mm512_sub_ps(zero, ax));
     const __m512 inv = _mm512_div_ps(one, _mm512_add_ps(one, e));
     const __mmask16 pos = _mm512_cmp_ps_mask(x, zero, _CMP_GE_OQ);
     const __m512 y = _mm512_mask_blend_ps(pos, _mm512_mul_ps(e, inv), inv);
@@ -105,4 +85,4 @@ void f32_act_avx512(int op, const float* x, float* y, size_t n, float p0, float 
   }
 }
 
-}  // namespace onnx_prepack::runtime::vec
+}  // namespace onnx_prepack::kernels::vec

@@ -1,6 +1,6 @@
 // float16 / bfloat16 <-> float conversion of arrays for the half adapter
 // (runtime/half_adapter.cc): F16C and AVX2 variants (vec_half_avx2.cc) and a
-// portable twin (vec_half_ref.cc, tensor.h's scalar conversions). Round to
+// portable twin (vec_half_ref.cc, on the scalar conversions below). Round to
 // nearest even; NaNs stay NaN (quieted); all variants give the same bits.
 #pragma once
 
@@ -9,7 +9,13 @@
 
 #include "device/cpu_features.h"
 
-namespace onnx_prepack::runtime::vec {
+namespace onnx_prepack::kernels::vec {
+
+// One value (the scalar conversions the tensor code uses too).
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);
+float bfloat16_to_float(uint16_t b);
+uint16_t float_to_bfloat16(float f);
 
 struct HalfConvert {
   void (*f16_to_f32)(const uint16_t* x, float* y, size_t n);
@@ -31,4 +37,4 @@ void f32_to_bf16_avx2(const float* x, uint16_t* y, size_t n);
 const HalfConvert& half_convert(device::IsaLevel level);
 const HalfConvert& host_half_convert();
 
-}  // namespace onnx_prepack::runtime::vec
+}  // namespace onnx_prepack::kernels::vec

@@ -1,9 +1,9 @@
 // F16C / AVX2 variant of vec_half.h: 8 lanes, tails through the ref twin.
 #include <immintrin.h>
 
-#include "runtime/ops/vec_half.h"
+#include "kernels/vec_math/vec_half.h"
 
-namespace onnx_prepack::runtime::vec {
+namespace onnx_prepack::kernels::vec {
 
 void f16_to_f32_avx2(const uint16_t* x, float* y, size_t n) {
   size_t i = 0;
@@ -55,4 +55,4 @@ void f32_to_bf16_avx2(const float* x, uint16_t* y, size_t n) {
   f32_to_bf16_ref(x + i, y + i, n - i);
 }
 
-}  // namespace onnx_prepack::runtime::vec
+}  // namespace onnx_prepack::kernels::vec

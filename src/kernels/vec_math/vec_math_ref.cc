@@ -5,40 +5,13 @@
 #include <cstdint>
 #include <cstring>
 
-#include "runtime/ops/vec_math.h"
+#include "kernels/vec_math/vec_exp_ref.h"
+#include "kernels/vec_math/vec_math.h"
 
-namespace onnx_prepack::runtime::vec {
-
-static constexpr float kLog2e = 1.44269504088896341f;
-static constexpr float kLn2Hi = 0.693145751953125f;
-static constexpr float kLn2Lo = 1.42860682028622680e-06f;
-static constexpr float kExpHi = 88.0f;
-static constexpr float kExpLo = -87.3365478515625f;  // ln(2^-126)
+namespace onnx_prepack::kernels::vec {
 
 static float ref_min(float a, float b) { return a < b ? a : b; }  // = minps(a, b)
 static float ref_max(float a, float b) { return a > b ? a : b; }  // = maxps(a, b)
-
-// exp for x <= 88; 0 below kExpLo; NaN stays NaN.
-static float ref_exp(float x) {
-  if (std::isnan(x)) return x + x;
-  const bool under = x < kExpLo;
-  x = ref_max(kExpLo, ref_min(kExpHi, x));
-  const float n = std::nearbyint(x * kLog2e);
-  float r = std::fma(n, -kLn2Hi, x);
-  r = std::fma(n, -kLn2Lo, r);
-  float p = 1.98412698412698413e-4f;
-  p = std::fma(p, r, 1.38888888888888889e-3f);
-  p = std::fma(p, r, 8.33333333333333333e-3f);
-  p = std::fma(p, r, 4.16666666666666667e-2f);
-  p = std::fma(p, r, 1.66666666666666667e-1f);
-  p = std::fma(p, r, 0.5f);
-  p = std::fma(p, r, 1.0f);
-  p = std::fma(p, r, 1.0f);
-  const uint32_t bits = uint32_t(int32_t(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return under ? 0.0f : p * scale;
-}
 
 static float ref_tanh(float x) {
   const float ax = std::fabs(x);
@@ -51,7 +24,7 @@ static float ref_tanh(float x) {
   q = std::fma(q, x2, 1.33333333333333333e-1f);
   q = std::fma(q, x2, -3.33333333333333333e-1f);
   const float small = std::fma(x * x2, q, x);
-  const float e = ref_exp(-2.0f * ref_min(9.0f, ax));
+  const float e = exp_ref(-2.0f * ref_min(9.0f, ax));
   const float t = (1.0f - e) / (1.0f + e);
   const float large = std::copysign(t, x);
   return ax < 0.375f ? small : large;
@@ -77,7 +50,7 @@ static float ref_erf(float x) {
   p = std::fma(p, t, -0.284496736f);
   p = std::fma(p, t, 0.254829592f);
   p = p * t;
-  const float e = ref_exp(-x2);
+  const float e = exp_ref(-x2);
   const float large = std::copysign(std::fma(-p, e, 1.0f), x);
   return ax < 0.75f ? small : large;
 }
@@ -105,6 +78,10 @@ void f32_binary_ref(int op, const float* a, size_t sa, const float* b, size_t sb
 
 void f32_erf_ref(const float* x, float* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = ref_erf(x[i]);
+}
+
+void f32_exp_ref(const float* x, float* y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = exp_ref(x[i]);
 }
 
 void f32_tanh_ref(const float* x, float* y, size_t n) {
@@ -136,7 +113,7 @@ void f32_softmax_rows_ref(const float* x, float* y, size_t rows, size_t len) {
     for (size_t j = 0; j < len; ++j) mx = ref_max(mx, xr[j]);
     float sum = 0.0f;
     for (size_t j = 0; j < len; ++j) {
-      const float e = ref_exp(xr[j] - mx);
+      const float e = exp_ref(xr[j] - mx);
       yr[j] = e;
       sum += e;
     }
@@ -170,15 +147,18 @@ void f32_layer_norm_rows_ref(const float* x, const float* scale, const float* bi
 
 static const VecKernels kRef = {
     "ref",        f32_binary_ref,    f32_erf_ref,          f32_tanh_ref,
-    f32_gelu_ref, f32_gelu_tanh_ref, f32_softmax_rows_ref, f32_layer_norm_rows_ref};
+    f32_gelu_ref, f32_gelu_tanh_ref, f32_softmax_rows_ref, f32_layer_norm_rows_ref,
+    f32_exp_ref};
 
 const VecKernels& vec_kernels(device::IsaLevel level) {
   static const VecKernels kAvx2 = {
       "avx2",        f32_binary_avx2,    f32_erf_avx2,          f32_tanh_avx2,
-      f32_gelu_avx2, f32_gelu_tanh_avx2, f32_softmax_rows_avx2, f32_layer_norm_rows_avx2};
+      f32_gelu_avx2, f32_gelu_tanh_avx2, f32_softmax_rows_avx2, f32_layer_norm_rows_avx2,
+      f32_exp_avx2};
   static const VecKernels kAvx512 = {
       "avx512",        f32_binary_avx512,    f32_erf_avx512,          f32_tanh_avx512,
-      f32_gelu_avx512, f32_gelu_tanh_avx512, f32_softmax_rows_avx512, f32_layer_norm_rows_avx512};
+      f32_gelu_avx512, f32_gelu_tanh_avx512, f32_softmax_rows_avx512, f32_layer_norm_rows_avx512,
+      f32_exp_avx512};
   if (level >= device::IsaLevel::kAvx512) return kAvx512;
   if (level >= device::IsaLevel::kAvx2) return kAvx2;
   return kRef;
@@ -186,4 +166,4 @@ const VecKernels& vec_kernels(device::IsaLevel level) {
 
 const VecKernels& host_vec_kernels() { return vec_kernels(device::host_isa_level()); }
 
-}  // namespace onnx_prepack::runtime::vec
+}  // namespace onnx_prepack::kernels::vec

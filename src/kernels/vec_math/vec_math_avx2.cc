@@ -5,9 +5,10 @@
 #include <cmath>
 #include <cstdint>
 
-#include "runtime/ops/vec_math.h"
+#include "kernels/vec_math/vec_exp_avx2.h"
+#include "kernels/vec_math/vec_math.h"
 
-namespace onnx_prepack::runtime::vec {
+namespace onnx_prepack::kernels::vec {
 
 // Lanes [0, n) set, n <= 8.
 static __m256i v256_tail(size_t n) {
@@ -28,27 +29,6 @@ static float v256_hmax(__m256 v) {
   s = _mm_max_ps(s, _mm_movehl_ps(s, s));
   s = _mm_max_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
-}
-
-static __m256 v256_exp(__m256 x) {
-  const __m256 under = _mm256_cmp_ps(x, _mm256_set1_ps(-87.3365478515625f), _CMP_LT_OQ);
-  x = _mm256_max_ps(_mm256_set1_ps(-87.3365478515625f), _mm256_min_ps(_mm256_set1_ps(88.0f), x));
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-0.693145751953125f), x);
-  r = _mm256_fmadd_ps(n, _mm256_set1_ps(-1.42860682028622680e-06f), r);
-  __m256 p = _mm256_set1_ps(1.98412698412698413e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.38888888888888889e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.33333333333333333e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.16666666666666667e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.66666666666666667e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  const __m256i bits =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  const __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
-  return _mm256_blendv_ps(y, _mm256_setzero_ps(), under);
 }
 
 static __m256 v256_abs(__m256 x) {
@@ -75,7 +55,7 @@ static __m256 v256_tanh(__m256 x) {
   q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(-3.33333333333333333e-1f));
   const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(x, x2), q, x);
   const __m256 e =
-      v256_exp(_mm256_mul_ps(_mm256_set1_ps(-2.0f), _mm256_min_ps(_mm256_set1_ps(9.0f), ax)));
+      exp_avx2(_mm256_mul_ps(_mm256_set1_ps(-2.0f), _mm256_min_ps(_mm256_set1_ps(9.0f), ax)));
   const __m256 one = _mm256_set1_ps(1.0f);
   const __m256 t = _mm256_div_ps(_mm256_sub_ps(one, e), _mm256_add_ps(one, e));
   const __m256 large = v256_copysign(t, x);
@@ -104,7 +84,7 @@ static __m256 v256_erf(__m256 x) {
   p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.284496736f));
   p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.254829592f));
   p = _mm256_mul_ps(p, t);
-  const __m256 e = v256_exp(_mm256_sub_ps(_mm256_setzero_ps(), x2));
+  const __m256 e = exp_avx2(_mm256_sub_ps(_mm256_setzero_ps(), x2));
   const __m256 large = v256_copysign(_mm256_fnmadd_ps(p, e, one), x);
   const __m256 is_small = _mm256_cmp_ps(ax, _mm256_set1_ps(0.75f), _CMP_LT_OQ);
   return _mm256_blendv_ps(large, small, is_small);
@@ -168,6 +148,7 @@ static void v256_unary(__m256 (*f)(__m256), const float* x, float* y, size_t n) 
 }
 
 void f32_erf_avx2(const float* x, float* y, size_t n) { v256_unary(v256_erf, x, y, n); }
+void f32_exp_avx2(const float* x, float* y, size_t n) { v256_unary(exp_avx2, x, y, n); }
 void f32_tanh_avx2(const float* x, float* y, size_t n) { v256_unary(v256_tanh, x, y, n); }
 void f32_gelu_avx2(const float* x, float* y, size_t n) { v256_unary(v256_gelu, x, y, n); }
 void f32_gelu_tanh_avx2(const float* x, float* y, size_t n) { v256_unary(v256_gelu_tanh, x, y, n); }
@@ -189,12 +170,12 @@ void f32_softmax_rows_avx2(const float* x, float* y, size_t rows, size_t len) {
     const __m256 m = _mm256_set1_ps(v256_hmax(mx));
     __m256 sum = _mm256_setzero_ps();
     for (j = 0; j < full; j += 8) {
-      const __m256 e = v256_exp(_mm256_sub_ps(_mm256_loadu_ps(xr + j), m));
+      const __m256 e = exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(xr + j), m));
       _mm256_storeu_ps(yr + j, e);
       sum = _mm256_add_ps(sum, e);
     }
     if (full < len) {
-      const __m256 e = v256_exp(_mm256_sub_ps(_mm256_maskload_ps(xr + full, tail), m));
+      const __m256 e = exp_avx2(_mm256_sub_ps(_mm256_maskload_ps(xr + full, tail), m));
       _mm256_maskstore_ps(yr + full, tail, e);
       sum = _mm256_add_ps(sum, _mm256_and_ps(e, tailf));
     }
@@ -264,4 +245,4 @@ void f32_layer_norm_rows_avx2(const float* x, const float* scale, const float* b
   }
 }
 
-}  // namespace onnx_prepack::runtime::vec
+}  // namespace onnx_prepack::kernels::vec

@@ -1,33 +1,19 @@
-// Elementwise operators with numpy broadcasting: Add, Sub, Mul, Div, Pow,
-// Equal, Where, and the unary Sqrt, Erf, Tanh, Relu, Sigmoid, Gelu.
+// Elementwise arithmetic with numpy broadcasting: Add, Sub, Mul, Div, Pow,
+// Equal, Where, and the unary Sqrt, Erf, Tanh, Relu, Sigmoid, Gelu (the float
+// forms on kernels/vec_math). The other comparisons are in binary.cc.
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 
+#include "kernels/vec_math/vec_act.h"
+#include "kernels/vec_math/vec_math.h"
 #include "runtime/kernel.h"
 #include "runtime/ops/dispatch.h"
-#include "runtime/ops/vec_act.h"
-#include "runtime/ops/vec_math.h"
+#include "runtime/ops/math/common.h"
 
-namespace onnx_prepack::runtime {
+namespace onnx_prepack::runtime::math {
 namespace {
-
-constexpr int64_t kMinChunk = 16384;
-
-// Runs `inner(out_ptr_index, offsets[], count)` over the broadcast plan.
-template <typename Inner>
-void run_broadcast(const BroadcastPlan& plan, base::ThreadPool* pool, Inner&& inner) {
-  int64_t rows = plan.outer_count();
-  int64_t min_rows = std::max<int64_t>(1, kMinChunk / std::max<int64_t>(1, plan.inner));
-  parallel_range(pool, rows, min_rows, [&](int64_t r0, int64_t r1) {
-    int64_t off[3] = {0, 0, 0};
-    for (int64_t r = r0; r < r1; ++r) {
-      plan.offsets(r, off);
-      inner(r * plan.inner, off, plan.inner);
-    }
-  });
-}
 
 enum class BinOp { kAdd, kSub, kMul, kDiv };
 
@@ -63,20 +49,9 @@ void binary_inner(const T* a, int64_t sa, const T* b, int64_t sb, T* o, int64_t 
   }
 }
 
-Result<Shape> broadcast_inputs(BuildContext& ctx, int count) {
-  Shape out;
-  for (int i = 0; i < count; ++i) {
-    OP_ASSIGN_OR_RETURN(const ValueDesc* d, ctx.require_input(i));
-    auto r = broadcast_shapes(out, d->shape);
-    if (!r.ok()) return ctx.error(r.status().message());
-    out = *r;
-  }
-  return out;
-}
-
 template <BinOp op>
 Result<std::unique_ptr<Kernel>> build_binary(BuildContext& ctx) {
-  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 2));
+  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 0, 2));
   int32_t dt = ctx.input(0).dtype;
   if (ctx.input(1).dtype != dt) {
     return ctx.error("inputs have different types (" + dtype_name(dt) + ", " +
@@ -86,11 +61,11 @@ Result<std::unique_ptr<Kernel>> build_binary(BuildContext& ctx) {
   auto plan = make_broadcast_plan({ctx.input(0).shape, ctx.input(1).shape}, out);
   std::unique_ptr<Kernel> k;
   if (dt == kFloat) {  // vectorised (vec_math.h): same bytes as the scalar loop
-    const vec::BinaryFn fn = vec::host_vec_kernels().binary;
-    constexpr int code = op == BinOp::kAdd   ? vec::kAdd
-                         : op == BinOp::kSub ? vec::kSub
-                         : op == BinOp::kMul ? vec::kMul
-                                             : vec::kDiv;
+    const kernels::vec::BinaryFn fn = kernels::vec::host_vec_kernels().binary;
+    constexpr int code = op == BinOp::kAdd   ? kernels::vec::kAdd
+                         : op == BinOp::kSub ? kernels::vec::kSub
+                         : op == BinOp::kMul ? kernels::vec::kMul
+                                             : kernels::vec::kDiv;
     return std::unique_ptr<Kernel>(new FnKernel(
         [plan, fn](const KernelIO& io) {
           const float* a = static_cast<const float*>(io.in[0]);
@@ -138,7 +113,7 @@ inline T power(T a, E b) {
 }
 
 Result<std::unique_ptr<Kernel>> build_pow(BuildContext& ctx) {
-  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 2));
+  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 0, 2));
   int32_t dt = ctx.input(0).dtype, et = ctx.input(1).dtype;
   ctx.set_output(0, dt, out);
   auto plan = make_broadcast_plan({ctx.input(0).shape, ctx.input(1).shape}, out);
@@ -186,7 +161,7 @@ Result<std::unique_ptr<Kernel>> build_pow(BuildContext& ctx) {
 }
 
 Result<std::unique_ptr<Kernel>> build_equal(BuildContext& ctx) {
-  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 2));
+  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 0, 2));
   int32_t dt = ctx.input(0).dtype;
   if (ctx.input(1).dtype != dt) return ctx.error("inputs have different types");
   ctx.set_output(0, kBool, out);
@@ -210,7 +185,7 @@ Result<std::unique_ptr<Kernel>> build_equal(BuildContext& ctx) {
 }
 
 Result<std::unique_ptr<Kernel>> build_where(BuildContext& ctx) {
-  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 3));
+  OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 0, 3));
   if (ctx.input(0).dtype != kBool) return ctx.error("condition must be bool");
   int32_t dt = ctx.input(1).dtype;
   if (ctx.input(2).dtype != dt) return ctx.error("X and Y have different types");
@@ -263,8 +238,8 @@ inline T unary(T x) {
 
 // The vectorised float form of `op` (vec_math.h), or null.
 template <UnOp op>
-vec::UnaryFn vector_unary() {
-  const vec::VecKernels& vk = vec::host_vec_kernels();
+kernels::vec::UnaryFn vector_unary() {
+  const kernels::vec::VecKernels& vk = kernels::vec::host_vec_kernels();
   if constexpr (op == UnOp::kErf) return vk.erf;
   if constexpr (op == UnOp::kTanh) return vk.tanh;
   if constexpr (op == UnOp::kGelu) return vk.gelu;
@@ -279,7 +254,7 @@ Result<std::unique_ptr<Kernel>> make_unary(BuildContext& ctx, bool ints_ok) {
   ctx.set_output(0, dt, in->shape);
   int64_t n = shape_numel(in->shape);
   std::unique_ptr<Kernel> k;
-  if (vec::UnaryFn fn = vector_unary<op>(); fn != nullptr && dt == kFloat) {
+  if (kernels::vec::UnaryFn fn = vector_unary<op>(); fn != nullptr && dt == kFloat) {
     // Elementwise, so neither the chunking nor the thread count changes a bit.
     return std::unique_ptr<Kernel>(new FnKernel([n, fn](const KernelIO& io) {
       const float* x = static_cast<const float*>(io.in[0]);
@@ -289,16 +264,16 @@ Result<std::unique_ptr<Kernel>> make_unary(BuildContext& ctx, bool ints_ok) {
     }));
   }
   if (op == UnOp::kSigmoid && dt == kFloat) {  // vectorised too (vec_act.h)
-    const vec::ActFn fn = vec::host_act_kernel();
+    const kernels::vec::ActFn fn = kernels::vec::host_act_kernel();
     return std::unique_ptr<Kernel>(new FnKernel(
         [n, fn](const KernelIO& io) {
           const float* x = static_cast<const float*>(io.in[0]);
           float* o = static_cast<float*>(io.out[0]);
           parallel_range(io.pool, n, kMinChunk / 4, [&](int64_t b, int64_t e) {
-            fn(vec::kActSigmoid, x + b, o + b, size_t(e - b), 0.0f, 0.0f);
+            fn(kernels::vec::kActSigmoid, x + b, o + b, size_t(e - b), 0.0f, 0.0f);
           });
         },
-        PointwiseDesc{PointwiseDesc::kActivation, vec::kActSigmoid}));
+        PointwiseDesc{PointwiseDesc::kActivation, kernels::vec::kActSigmoid}));
   }
   auto make = [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -369,6 +344,6 @@ constexpr OpEntry kOps[] = {
 
 }  // namespace
 
-std::span<const OpEntry> elementwise_ops() { return kOps; }
+std::span<const OpEntry> arithmetic_ops() { return kOps; }
 
-}  // namespace onnx_prepack::runtime
+}  // namespace onnx_prepack::runtime::math

@@ -7,14 +7,17 @@
 
 #include "runtime/kernel.h"
 #include "runtime/ops/dispatch.h"
+#include "runtime/ops/tensor/tensor_ops.h"
 
-namespace onnx_prepack::runtime {
+namespace onnx_prepack::runtime::tensor_family {
 namespace {
 
 Status require_width(BuildContext& ctx, int32_t dtype) {
   if (dtype_size(dtype) == 0) return ctx.error("type " + dtype_name(dtype) + " is not supported");
   return ok_status();
 }
+
+}  // namespace
 
 Result<std::unique_ptr<Kernel>> build_transpose(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
@@ -333,13 +336,4 @@ Result<std::unique_ptr<Kernel>> build_split(BuildContext& ctx) {
   }));
 }
 
-constexpr OpEntry kOps[] = {
-    {"Transpose", build_transpose}, {"Gather", build_gather}, {"Concat", build_concat},
-    {"Slice", build_slice},         {"Split", build_split},
-};
-
-}  // namespace
-
-std::span<const OpEntry> data_movement_ops() { return kOps; }
-
-}  // namespace onnx_prepack::runtime
+}  // namespace onnx_prepack::runtime::tensor_family

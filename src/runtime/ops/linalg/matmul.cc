@@ -6,7 +6,7 @@
 
 #include "runtime/kernel.h"
 #include "runtime/ops/dispatch.h"
-#include "runtime/ops/gemm.h"
+#include "runtime/ops/linalg/gemm.h"
 #include "runtime/weights.h"
 
 namespace onnx_prepack::runtime {

@@ -10,10 +10,9 @@
 #include "runtime/constants.h"
 #include "runtime/kernel.h"
 #include "runtime/ops/dispatch.h"
+#include "runtime/ops/tensor/tensor_ops.h"
 
-namespace onnx_prepack::runtime {
-namespace {
-
+namespace onnx_prepack::runtime::tensor_family {
 Result<std::unique_ptr<Kernel>> build_reshape(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
   OP_ASSIGN_OR_RETURN(auto shape, ctx.const_ints(1, "shape"));
@@ -55,6 +54,8 @@ Result<std::unique_ptr<Kernel>> build_reshape(BuildContext& ctx) {
   return std::unique_ptr<Kernel>();
 }
 
+namespace {
+
 Result<std::vector<int64_t>> axes_of(BuildContext& ctx, bool* present) {
   *present = true;
   if (ctx.has_input(1)) return ctx.const_ints(1, "axes");
@@ -62,6 +63,8 @@ Result<std::vector<int64_t>> axes_of(BuildContext& ctx, bool* present) {
   *present = false;
   return std::vector<int64_t>();
 }
+
+}  // namespace
 
 Result<std::unique_ptr<Kernel>> build_squeeze(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
@@ -233,19 +236,4 @@ Result<std::unique_ptr<Kernel>> build_expand(BuildContext& ctx) {
   return k;
 }
 
-constexpr OpEntry kOps[] = {
-    {"Reshape", build_reshape},
-    {"Squeeze", build_squeeze},
-    {"Unsqueeze", build_unsqueeze},
-    {"Identity", build_identity},
-    {"Shape", build_shape},
-    {"Constant", build_constant},
-    {"ConstantOfShape", build_constant_of_shape},
-    {"Expand", build_expand},
-};
-
-}  // namespace
-
-std::span<const OpEntry> shape_ops() { return kOps; }
-
-}  // namespace onnx_prepack::runtime
+}  // namespace onnx_prepack::runtime::tensor_family

@@ -22,7 +22,7 @@
 
 #include "device/cpu_features.h"
 
-namespace onnx_prepack::runtime::vec {
+namespace onnx_prepack::kernels::vec {
 
 enum BinaryOp : int { kAdd = 0, kSub = 1, kMul = 2, kDiv = 3 };
 
@@ -50,6 +50,12 @@ void f32_erf_ref(const float* x, float* y, size_t n);
 void f32_erf_avx2(const float* x, float* y, size_t n);
 void f32_erf_avx512(const float* x, float* y, size_t n);
 
+// e^x for x <= 88 (clamped there), 0 below ln(2^-126): the one exp polynomial of each ISA
+// (vec_exp_ref.h, vec_exp_avx2.h, vec_exp_avx512.h) that every function here and in
+// vec_act.h calls, exposed for its test.
+void f32_exp_ref(const float* x, float* y, size_t n);
+void f32_exp_avx2(const float* x, float* y, size_t n);
+void f32_exp_avx512(const float* x, float* y, size_t n);
 void f32_tanh_ref(const float* x, float* y, size_t n);
 void f32_tanh_avx2(const float* x, float* y, size_t n);
 void f32_tanh_avx512(const float* x, float* y, size_t n);
@@ -84,6 +90,7 @@ struct VecKernels {
   UnaryFn gelu_tanh;
   SoftmaxFn softmax_rows;
   LayerNormFn layer_norm_rows;
+  UnaryFn exp;  // the shared exp, for its test
 };
 
 // The variant for `level` (ref, avx2 or avx512).
@@ -91,4 +98,4 @@ const VecKernels& vec_kernels(device::IsaLevel level);
 // The variant for device::host_isa_level() now.
 const VecKernels& host_vec_kernels();
 
-}  // namespace onnx_prepack::runtime::vec
+}  // namespace onnx_prepack::kernels::vec

@@ -3,34 +3,14 @@
 #include <cstdint>
 #include <cstring>
 
-#include "runtime/ops/vec_act.h"
+#include "kernels/vec_math/vec_act.h"
+#include "kernels/vec_math/vec_exp_ref.h"
 
-namespace onnx_prepack::runtime::vec {
+namespace onnx_prepack::kernels::vec {
 namespace {
 
 float min_ps(float a, float b) { return a < b ? a : b; }  // = minps(a, b)
 float max_ps(float a, float b) { return a > b ? a : b; }  // = maxps(a, b)
-
-// e^x for x <= 88 (the same sequence as vec_math_ref.cc); 0 below ln(2^-126).
-float exp_core(float x) {
-  const bool under = x < -87.3365478515625f;
-  x = max_ps(-87.3365478515625f, min_ps(88.0f, x));
-  const float n = std::nearbyint(x * 1.44269504088896341f);
-  float r = std::fma(n, -0.693145751953125f, x);
-  r = std::fma(n, -1.42860682028622680e-06f, r);
-  float p = 1.98412698412698413e-4f;
-  p = std::fma(p, r, 1.38888888888888889e-3f);
-  p = std::fma(p, r, 8.33333333333333333e-3f);
-  p = std::fma(p, r, 4.16666666666666667e-2f);
-  p = std::fma(p, r, 1.66666666666666667e-1f);
-  p = std::fma(p, r, 0.5f);
-  p = std::fma(p, r, 1.0f);
-  p = std::fma(p, r, 1.0f);
-  const uint32_t bits = uint32_t(int32_t(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return under ? 0.0f : p * scale;
-}
 
 // e^88, the factor that extends exp_core past 88.
 constexpr float kExp88 = 1.6516362549940018e38f;
@@ -47,10 +27,10 @@ float act(int op, float x, float p0, float p1) {
       return x >= 0.0f ? x : x * p0;
     case kActExp:
       if (std::isnan(x)) return x + x;
-      return x > 88.0f ? exp_core(x - 88.0f) * kExp88 : exp_core(x);
+      return x > 88.0f ? exp_ref(x - 88.0f) * kExp88 : exp_ref(x);
     case kActSigmoid: {
       if (std::isnan(x)) return x + x;
-      const float e = exp_core(-std::fabs(x));
+      const float e = exp_ref(-std::fabs(x));
       const float inv = 1.0f / (1.0f + e);
       return x >= 0.0f ? inv : e * inv;
     }
@@ -73,4 +53,4 @@ ActFn act_kernel(device::IsaLevel level) {
 
 ActFn host_act_kernel() { return act_kernel(device::host_isa_level()); }
 
-}  // namespace onnx_prepack::runtime::vec
+}  // namespace onnx_prepack::kernels::vec
