@@ -420,6 +420,13 @@ def test_exceptions_are_ort_classes_and_builtins(models, tmp_path):
         ort.InferenceSession(b"\xff\xff not a model")
 
 
+def test_exceptions_under_onnxruntimes_module_path(models):
+    from onnx_prepack.capi.onnxruntime_pybind11_state import InvalidArgument, NoSuchFile
+    assert InvalidArgument is ort.InvalidArgument and NoSuchFile is ort.NoSuchFile
+    with pytest.raises(InvalidArgument):
+        ort.InferenceSession(models["mlp"]).run(None, {"x": X[:, :2].copy()})
+
+
 def test_exception_hierarchy():
     pairs = {ort.Fail: RuntimeError, ort.InvalidArgument: ValueError,
              ort.NoSuchFile: FileNotFoundError, ort.NoModel: FileNotFoundError,
@@ -451,7 +458,7 @@ def test_weights_prepared_at_construction(models):
     assert sess.prepare_error == ""
     assert [w["name"] for w in sess.weights()] == ["W1", "W2"]  # packed before any run
     t = sess.timings()
-    assert t["plan"] > 0 and t["first_run"] == 0
+    assert t["plan"] > 0 and t["pack"] > 0 and t["first_run"] == 0
     assert sess.run(None, {"x": X})[0].shape == (2, 3)
     assert sess.timings()["first_run"] > 0
 

@@ -13,8 +13,10 @@ import enum
 import json
 import logging
 import os
+import sys
 import threading
 import time
+import types
 import warnings
 
 import numpy as np
@@ -50,6 +52,20 @@ __all__ = [
     "RuntimeException", "InvalidProtobuf", "ModelLoaded", "NotImplemented", "InvalidGraph",
     "EPFail", "compile", "explain", "check", "digest", "inspect", "__version__",
 ]
+
+# onnxruntime's module path of its exception classes, for code that imports them
+# from there: `from onnx_prepack.capi.onnxruntime_pybind11_state import Fail`.
+capi = types.ModuleType("onnx_prepack.capi", "onnxruntime's module layout (exceptions only).")
+capi.onnxruntime_pybind11_state = types.ModuleType(
+    "onnx_prepack.capi.onnxruntime_pybind11_state",
+    "The exception classes under onnxruntime's module path.")
+for _name in ("OnnxPrepackError", "Fail", "InvalidArgument", "NoSuchFile", "NoModel",
+              "EngineError", "RuntimeException", "InvalidProtobuf", "ModelLoaded",
+              "NotImplemented", "InvalidGraph", "EPFail"):
+    setattr(capi.onnxruntime_pybind11_state, _name, getattr(_core, _name))
+sys.modules[capi.__name__] = capi
+sys.modules[capi.onnxruntime_pybind11_state.__name__] = capi.onnxruntime_pybind11_state
+del _name
 
 _logger = logging.getLogger("onnx_prepack")
 

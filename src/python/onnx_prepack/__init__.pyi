@@ -1,5 +1,6 @@
 # Type stubs of the package onnx_prepack (docs/python.md).
 import enum
+import types
 import os
 from typing import Any, Mapping, Sequence, Union
 
@@ -11,6 +12,7 @@ _Provider = Union[str, tuple[str, Mapping[str, Any]]]
 
 __version__: str
 CPU: str
+capi: types.ModuleType  # capi.onnxruntime_pybind11_state: the exception classes
 
 class OnnxPrepackError(Exception): ...
 class Fail(OnnxPrepackError, RuntimeError, OSError): ...
