@@ -470,7 +470,8 @@ def test_symbolic_dims_prepared_as_one_and_lazy_is_an_option(models):
     assert lazy.weights() == []
     lazy.run(None, {"x": X})
     assert len(lazy.weights()) == 2
-    a = eager.run(None, {"x": X})[0]
+    a = eager.run(None, {"x": X})[0]  # batch 2: plans again, packs nothing again
+    assert eager.timings()["pack"] == 0 and len(eager.weights()) == 2
     assert a.tobytes() == lazy.run(None, {"x": X})[0].tobytes()
 
 
