@@ -1,4 +1,4 @@
-// The Python module `onnx_prepack` (docs/python.md): InferenceSession, and
+// The Python module `onnx_prepack._onnx_prepack` (docs/python.md): the engine session, and
 // compile / explain / check / digest / inspect returning the CLI's JSON
 // documents as dicts and lists (built by the same library code).
 #include <pybind11/functional.h>
@@ -104,7 +104,7 @@ py::object py_digest(const py::object& model, const std::string& algorithm, uint
                      const py::object& base_dir) {
   const auto alg = digest::algorithm_from_name(algorithm);
   if (!alg) {
-    throw py::value_error("algorithm '" + algorithm + "' is not known, expected blake3 or sha256");
+    throw_invalid("algorithm '" + algorithm + "' is not known, expected blake3 or sha256");
   }
   std::unique_ptr<format::Model> m = load_model(model, base_dir);
   std::unique_ptr<base::ThreadPool> own;
@@ -131,11 +131,14 @@ py::object py_inspect(const py::object& model, const py::object& base_dir) {
 }  // namespace
 }  // namespace onnx_prepack::python
 
-PYBIND11_MODULE(onnx_prepack, m) {
+// The compiled core of the package `onnx_prepack` (src/python/onnx_prepack/
+// __init__.py re-exports it and adds onnxruntime's Python-level classes).
+PYBIND11_MODULE(_onnx_prepack, m) {
   using namespace onnx_prepack;          // NOLINT: the module's definition
   using namespace onnx_prepack::python;  // NOLINT
   m.doc() = "onnx-prepack: ONNX models with persisted packed weights, on a CPU runtime";
   m.attr("__version__") = ONNX_PREPACK_VERSION_STRING;
+  register_exceptions(m);
   bind_session(m);
   m.def("compile", &py_compile, py::arg("src"), py::arg("dst"), py::arg("targets") = py::none(),
         py::arg("digest") = "blake3", py::arg("lift_constants") = true,

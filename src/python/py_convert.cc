@@ -1,30 +1,101 @@
 #include "python/py_convert.h"
 
+#include <string_view>
+#include <vector>
+
 #include "runtime/tensor.h"
 
 namespace onnx_prepack::python {
+
+namespace {
+
+// The classes, created once by register_exceptions (they live as long as the
+// interpreter: the module is never unloaded).
+struct ExceptionClass {
+  const char* name;
+  std::vector<PyObject*> builtins;
+  const char* doc;
+  PyObject* type = nullptr;
+};
+
+PyObject* g_base = nullptr;
+
+std::vector<ExceptionClass>& exception_classes() {
+  static std::vector<ExceptionClass> classes = {
+      {"Fail", {PyExc_RuntimeError, PyExc_OSError}, "A failure: the operating system refused."},
+      {"InvalidArgument", {PyExc_ValueError}, "A bad argument, feed or option."},
+      {"NoSuchFile", {PyExc_FileNotFoundError}, "The model (or a file it names) does not exist."},
+      {"NoModel", {PyExc_FileNotFoundError}, "No model was given or found."},
+      {"EngineError",
+       {PyExc_RuntimeError, PyExc_MemoryError},
+       "A configured limit was hit (tensor size, memory budget)."},
+      {"RuntimeException", {PyExc_RuntimeError}, "The run failed (an engine error)."},
+      {"InvalidProtobuf", {PyExc_ValueError}, "The model bytes are corrupt or truncated."},
+      {"ModelLoaded", {PyExc_RuntimeError}, "The model is already loaded."},
+      {"NotImplemented",
+       {PyExc_NotImplementedError},
+       "Valid but not supported by this build (an operator, an option)."},
+      {"InvalidGraph", {PyExc_ValueError}, "The graph is not valid."},
+      {"EPFail", {PyExc_RuntimeError}, "An execution provider could not be used."},
+  };
+  return classes;
+}
+
+PyObject* exception_class(const char* name, PyObject* fallback) {
+  for (const ExceptionClass& c : exception_classes()) {
+    if (std::string_view(c.name) == name && c.type != nullptr) return c.type;
+  }
+  return fallback;
+}
+
+[[noreturn]] void raise_as(const char* name, PyObject* fallback, const std::string& message) {
+  PyErr_SetString(exception_class(name, fallback), message.c_str());
+  throw py::error_already_set();
+}
+
+}  // namespace
+
+void register_exceptions(py::module_& m) {
+  g_base = PyErr_NewExceptionWithDoc("onnx_prepack.OnnxPrepackError",
+                                     "The base class of every onnx_prepack error.", PyExc_Exception,
+                                     nullptr);
+  if (g_base == nullptr) throw py::error_already_set();
+  m.attr("OnnxPrepackError") = py::reinterpret_borrow<py::object>(g_base);
+  for (ExceptionClass& c : exception_classes()) {
+    py::tuple bases(1 + c.builtins.size());
+    bases[0] = py::reinterpret_borrow<py::object>(g_base);
+    for (size_t i = 0; i < c.builtins.size(); ++i) {
+      bases[i + 1] = py::reinterpret_borrow<py::object>(c.builtins[i]);
+    }
+    const std::string qualified = std::string("onnx_prepack.") + c.name;
+    c.type = PyErr_NewExceptionWithDoc(qualified.c_str(), c.doc, bases.ptr(), nullptr);
+    if (c.type == nullptr) throw py::error_already_set();
+    m.attr(c.name) = py::reinterpret_borrow<py::object>(c.type);
+  }
+}
+
+void throw_invalid(const std::string& message) {
+  raise_as("InvalidArgument", PyExc_ValueError, message);
+}
 
 void throw_status(const Status& s) {
   const std::string& m = s.message();
   switch (s.code()) {
     case StatusCode::kInvalidArgument:
     case StatusCode::kOutOfRange:
+      raise_as("InvalidArgument", PyExc_ValueError, m);
     case StatusCode::kDataLoss:
-      throw py::value_error(m);
+      raise_as("InvalidProtobuf", PyExc_ValueError, m);
     case StatusCode::kNotFound:
-      PyErr_SetString(PyExc_FileNotFoundError, m.c_str());
-      throw py::error_already_set();
+      raise_as("NoSuchFile", PyExc_FileNotFoundError, m);
     case StatusCode::kIoError:
-      PyErr_SetString(PyExc_OSError, m.c_str());
-      throw py::error_already_set();
+      raise_as("Fail", PyExc_OSError, m);
     case StatusCode::kUnimplemented:
-      PyErr_SetString(PyExc_NotImplementedError, m.c_str());
-      throw py::error_already_set();
+      raise_as("NotImplemented", PyExc_NotImplementedError, m);
     case StatusCode::kResourceExhausted:
-      PyErr_SetString(PyExc_MemoryError, m.c_str());
-      throw py::error_already_set();
+      raise_as("EngineError", PyExc_MemoryError, m);
     default:
-      throw std::runtime_error(m);
+      raise_as("RuntimeException", PyExc_RuntimeError, m);
   }
 }
 
@@ -55,17 +126,28 @@ constexpr TypeRow kTypes[] = {
 }  // namespace
 
 py::dtype dtype_of(int32_t onnx_type, const std::string& what) {
+  if (onnx_type == runtime::kBfloat16) {
+    try {
+      return py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
+    } catch (const py::error_already_set&) {
+      return py::dtype("uint16");  // the raw bits
+    }
+  }
   for (const TypeRow& r : kTypes) {
     if (r.onnx == onnx_type && r.numpy[0] != '\0') return py::dtype(r.numpy);
   }
-  throw py::value_error(what + ": element type " + runtime::dtype_name(onnx_type) +
-                        " has no numpy dtype");
+  throw_invalid(what + ": element type " + std::string(runtime::dtype_name(onnx_type)) +
+                " has no numpy dtype");
 }
 
 int32_t onnx_type_of(const py::dtype& dtype) {
   for (const TypeRow& r : kTypes) {
     if (r.numpy[0] != '\0' && dtype.is(py::dtype(r.numpy))) return r.onnx;
     if (r.numpy[0] != '\0' && py::bool_(dtype.attr("__eq__")(py::dtype(r.numpy)))) return r.onnx;
+  }
+  // ml_dtypes.bfloat16 (a numpy extension dtype named "bfloat16", 2 bytes).
+  if (dtype.itemsize() == 2 && py::str(dtype.attr("name")).cast<std::string>() == "bfloat16") {
+    return runtime::kBfloat16;
   }
   return 0;
 }

@@ -16,9 +16,19 @@ namespace onnx_prepack::python {
 
 namespace py = pybind11;
 
-// Raises the Python exception for `s` (ValueError for invalid arguments,
-// FileNotFoundError, OSError, NotImplementedError, MemoryError, RuntimeError).
+// Creates the module's exception classes (docs/python.md "Errors"): the base
+// OnnxPrepackError and onnxruntime's names, each also a subclass of the builtin
+// exception raised before they existed (InvalidArgument is a ValueError, ...).
+void register_exceptions(py::module_& m);
+
+// Raises the Python exception for `s`: InvalidArgument (ValueError) for invalid
+// arguments and out of range, InvalidProtobuf (ValueError) for corrupt input,
+// NoSuchFile (FileNotFoundError), Fail (OSError and RuntimeError) when the
+// operating system refuses, NotImplemented (NotImplementedError), EngineError
+// (MemoryError and RuntimeError) past a limit, RuntimeException (RuntimeError).
 [[noreturn]] void throw_status(const Status& s);
+// Raises InvalidArgument (a ValueError) with `message`.
+[[noreturn]] void throw_invalid(const std::string& message);
 
 template <typename T>
 T value_or_throw(Result<T> r) {
@@ -37,9 +47,11 @@ CacheLocation cache_location_arg(const py::object& cache);
 py::object to_python(const base::Json& j);
 
 // numpy dtype of an ONNX element type; throws ValueError naming `what` for
-// types numpy lacks (bfloat16, string).
+// types numpy lacks (string). bfloat16 is ml_dtypes.bfloat16 when that module
+// is installed, else uint16 (the raw bits).
 py::dtype dtype_of(int32_t onnx_type, const std::string& what);
-// ONNX element type of a numpy dtype, 0 when none matches.
+// ONNX element type of a numpy dtype, 0 when none matches (ml_dtypes.bfloat16
+// gives bfloat16; uint16 gives uint16).
 int32_t onnx_type_of(const py::dtype& dtype);
 // "tensor(float)", as onnxruntime's NodeArg.type.
 std::string ort_type_string(int32_t onnx_type);

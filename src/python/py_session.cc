@@ -1,7 +1,9 @@
-// onnx_prepack.InferenceSession: onnxruntime's conventions over the engine.
-// Inputs are read in place when C-contiguous and of the declared type; outputs
-// are numpy arrays over the engine's output buffers (no copy). The GIL is
-// released while the engine loads and runs; the engine serializes runs.
+// onnx_prepack._onnx_prepack.Session: one engine with onnxruntime's conventions
+// (the package's InferenceSession, src/python/onnx_prepack/__init__.py, keeps
+// one or more of them). Inputs are read in place when C-contiguous and of the
+// declared type; outputs are numpy arrays over the engine's output buffers (no
+// copy). The GIL is released while the engine loads, prepares and runs; the
+// engine serializes runs on one Session.
 #include "python/py_session.h"
 
 #include <pybind11/stl.h>
@@ -51,11 +53,11 @@ NodeArg node_arg(const onnx::ValueInfoProto& v) {
   return a;
 }
 
-class InferenceSession {
+class EngineSession {
  public:
-  InferenceSession(const py::object& model, const std::string& verify, const py::object& cache,
-                   uint32_t threads, const py::object& base_dir, const std::string& weights,
-                   const py::object& memo_dir, uint64_t cache_max_bytes) {
+  EngineSession(const py::object& model, const std::string& verify, const py::object& cache,
+                uint32_t threads, const py::object& base_dir, const std::string& weights,
+                const py::object& memo_dir, uint64_t cache_max_bytes) {
     EngineOptions o;
     o.verify = verify_policy_arg(verify);
     o.weights = weight_mode_arg(weights);
@@ -76,15 +78,53 @@ class InferenceSession {
     engine_ = value_or_throw(std::move(e));
   }
 
-  std::vector<NodeArg> get_inputs() const {
-    std::vector<NodeArg> out;
-    const auto& g = engine_->model().proto().graph();
-    for (const auto& v : g.input()) {
-      // Inputs with an initializer are listed too (they may be fed), as ORT does.
-      out.push_back(node_arg(v));
+  explicit EngineSession(std::unique_ptr<Engine> engine) : engine_(std::move(engine)) {}
+
+  // Another engine over the same parsed model with the same options (its own
+  // plan, arena, thread pool and prepared weights): what lets the package run
+  // one session from several threads at once.
+  std::unique_ptr<EngineSession> fork() const {
+    Result<std::unique_ptr<Engine>> e = invalid_argument("unreachable");
+    {
+      py::gil_scoped_release release;
+      e = Engine::open_model(engine_->shared_model(), engine_->options());
     }
-    return out;
+    return std::make_unique<EngineSession>(value_or_throw(std::move(e)));
   }
+
+  // Plans now for the declared input shapes (a symbolic dimension as 1), so
+  // the weights are resolved, mapped and packed before the first run; a run of
+  // other shapes plans again and reuses the prepared packs. Returns "" when
+  // planned, else why not (an input of unknown rank or string type, or the plan's
+  // error: the first run then plans and reports it).
+  std::string prepare() {
+    std::vector<runtime::HostTensor> buffers;
+    std::map<std::string, runtime::Tensor> inputs;
+    for (const runtime::GraphInput& gi : engine_->inputs()) {
+      if (gi.has_initializer) continue;
+      if (!gi.has_shape) return "input '" + gi.name + "' has no declared shape";
+      if (gi.dtype == runtime::kString || gi.dtype == runtime::kUndefined) {
+        return "input '" + gi.name + "' has no fixed-size element type";
+      }
+      runtime::Shape shape;
+      for (int64_t d : gi.dims) shape.push_back(d < 0 ? 1 : d);
+      Result<runtime::HostTensor> t = runtime::HostTensor::try_allocate(gi.dtype, shape, gi.name);
+      if (!t.ok()) return t.status().message();
+      buffers.push_back(std::move(*t));
+      inputs[gi.name] = buffers.back().view();
+    }
+    Status st;
+    {
+      py::gil_scoped_release release;
+      st = engine_->plan(inputs);
+    }
+    return st.ok() ? std::string() : st.message();
+  }
+
+  // The graph inputs a run must or may feed, without initializers (as ORT).
+  std::vector<NodeArg> get_inputs() const { return graph_inputs(false); }
+  // Graph inputs that have an initializer: a feed overrides the default.
+  std::vector<NodeArg> get_overridable_initializers() const { return graph_inputs(true); }
 
   std::vector<NodeArg> get_outputs() const {
     std::vector<NodeArg> out;
@@ -92,7 +132,37 @@ class InferenceSession {
     return out;
   }
 
-  py::list run(const py::object& output_names, const py::dict& feed, const py::object&) {
+  // onnxruntime's ModelMetadata fields, from the ModelProto.
+  py::dict modelmeta() const {
+    const auto& p = engine_->model().proto();
+    py::dict d;
+    d["producer_name"] = p.producer_name();
+    d["producer_version"] = p.producer_version();
+    d["graph_name"] = p.graph().name();
+    d["graph_description"] = p.graph().doc_string();
+    d["domain"] = p.domain();
+    d["description"] = p.doc_string();
+    d["version"] = p.model_version();
+    py::dict custom;
+    for (const auto& kv : p.metadata_props()) custom[py::str(kv.key())] = kv.value();
+    d["custom_metadata_map"] = custom;
+    return d;
+  }
+
+  py::dict engine_options() const {
+    const EngineOptions& o = engine_->options();
+    py::dict d;
+    d["verify"] = std::string(verify_policy_name(o.verify));
+    d["weights"] = std::string(weight_mode_name(o.weights));
+    d["cache"] = std::string(cache_location_name(o.cache));
+    d["cache_max_bytes"] = o.cache.max_bytes;
+    d["memo_dir"] = o.memo_dir;
+    d["threads"] = engine_->threads();
+    return d;
+  }
+
+  // None or an empty list: every output, in graph order (as onnxruntime).
+  py::list run(const py::object& output_names, const py::dict& feed) {
     std::vector<py::array> keep;  // the arrays read in place during the run
     std::map<std::string, runtime::Tensor> inputs = read_feeds(feed, keep);
     std::vector<size_t> picked = pick_outputs(output_names);
@@ -106,6 +176,8 @@ class InferenceSession {
     for (size_t i : picked) result.append(to_array(std::move(tensors[i]), i));
     return result;
   }
+
+  const std::vector<std::string>& output_names() const { return engine_->output_names(); }
 
   py::list weights() const {
     py::list out;
@@ -141,15 +213,17 @@ class InferenceSession {
       if (gi == nullptr) {
         std::string names;
         for (const auto& in : engine_->inputs()) names += (names.empty() ? "" : ", ") + in.name;
-        throw py::value_error("input '" + name + "' is not a graph input (inputs: " + names + ")");
+        throw_invalid("input '" + name + "' is not a graph input (inputs: " + names + ")");
       }
       py::array a = np.attr("asarray")(item.second);
-      const int32_t type = onnx_type_of(a.dtype());
+      int32_t type = onnx_type_of(a.dtype());
+      // bfloat16: ml_dtypes.bfloat16, or its raw bits as uint16.
+      if (gi->dtype == runtime::kBfloat16 && type == runtime::kUint16) type = runtime::kBfloat16;
       if (type != gi->dtype) {
-        throw py::value_error(
-            "input '" + name + "': dtype " + py::str(a.dtype()).cast<std::string>() +
-            ", the model expects " + ort_type_string(gi->dtype) + " (numpy " +
-            py::str(dtype_of(gi->dtype, "input '" + name + "'")).cast<std::string>() + ")");
+        throw_invalid("input '" + name + "': dtype " + py::str(a.dtype()).cast<std::string>() +
+                      ", the model expects " + ort_type_string(gi->dtype) + " (numpy " +
+                      py::str(dtype_of(gi->dtype, "input '" + name + "'")).cast<std::string>() +
+                      ")");
       }
       runtime::Shape shape(a.shape(), a.shape() + a.ndim());
       check_shape(*gi, shape);
@@ -173,15 +247,14 @@ class InferenceSession {
                                : (gi.dim_params[d].empty() ? std::string("?") : gi.dim_params[d]));
     }
     want += "]";
-    throw py::value_error("input '" + gi.name + "': shape " + runtime::shape_string(shape) +
-                          ", the model expects " + want + " (rank " +
-                          std::to_string(gi.dims.size()) + ")");
+    throw_invalid("input '" + gi.name + "': shape " + runtime::shape_string(shape) +
+                  ", the model expects " + want + " (rank " + std::to_string(gi.dims.size()) + ")");
   }
 
   std::vector<size_t> pick_outputs(const py::object& names) const {
     const auto& all = engine_->output_names();
     std::vector<size_t> picked;
-    if (names.is_none()) {
+    if (names.is_none() || py::len(names) == 0) {
       for (size_t i = 0; i < all.size(); ++i) picked.push_back(i);
       return picked;
     }
@@ -189,7 +262,7 @@ class InferenceSession {
       const std::string name = py::str(n);
       size_t i = 0;
       while (i < all.size() && all[i] != name) ++i;
-      if (i == all.size()) throw py::value_error("output '" + name + "' is not a graph output");
+      if (i == all.size()) throw_invalid("output '" + name + "' is not a graph output");
       picked.push_back(i);
     }
     return picked;
@@ -204,6 +277,16 @@ class InferenceSession {
     return py::array(dt, shape, {}, owned->data(), free_when_done);
   }
 
+  std::vector<NodeArg> graph_inputs(bool with_initializer) const {
+    std::vector<NodeArg> out;
+    for (const auto& v : engine_->model().proto().graph().input()) {
+      const runtime::GraphInput* gi = engine_->find_input(v.name());
+      const bool has_init = gi != nullptr && gi->has_initializer;
+      if (has_init == with_initializer) out.push_back(node_arg(v));
+    }
+    return out;
+  }
+
   std::unique_ptr<Engine> engine_;
 };
 
@@ -211,16 +294,18 @@ class InferenceSession {
 
 void bind_session(py::module_& m) {
   py::class_<NodeArg>(m, "NodeArg", "A graph input or output, as onnxruntime's NodeArg.")
-      .def_readonly("name", &NodeArg::name)
-      .def_readonly("shape", &NodeArg::shape)
-      .def_readonly("type", &NodeArg::type)
+      .def_readonly("name", &NodeArg::name, "The value's name.")
+      .def_readonly("shape", &NodeArg::shape,
+                    "Dims: ints, dim_param strings, None; None if unknown rank.")
+      .def_readonly("type", &NodeArg::type, "onnxruntime's type string, e.g. 'tensor(float)'.")
       .def("__repr__", [](const NodeArg& a) {
         return "NodeArg(name='" + a.name + "', type='" + a.type +
                "', shape=" + py::repr(a.shape).cast<std::string>() + ")";
       });
-  py::class_<InferenceSession>(m, "InferenceSession", R"doc(
-A model loaded on onnx-prepack's CPU runtime, with packed weights resolved from
-the model's compiled tensors or the cache store (docs/python.md).)doc")
+  py::class_<EngineSession>(m, "Session", R"doc(
+One engine: a model loaded on onnx-prepack's CPU runtime, with packed weights
+resolved from the model's compiled tensors or the cache store. Internal: use
+onnx_prepack.InferenceSession (docs/python.md).)doc")
       .def(py::init<const py::object&, const std::string&, const py::object&, uint32_t,
                     const py::object&, const std::string&, const py::object&, uint64_t>(),
            py::arg("path_or_bytes"),
@@ -229,12 +314,21 @@ the model's compiled tensors or the cache store (docs/python.md).)doc")
            py::arg("base_dir") = py::none(),
            py::arg("weights") = std::string(weight_mode_name(kDefaultWeightMode)),
            py::arg("memo_dir") = py::none(), py::arg("cache_max_bytes") = kDefaultCacheMaxBytes)
-      .def("get_inputs", &InferenceSession::get_inputs)
-      .def("get_outputs", &InferenceSession::get_outputs)
-      .def("run", &InferenceSession::run, py::arg("output_names"), py::arg("input_feed"),
-           py::arg("run_options") = py::none())
-      .def("weights", &InferenceSession::weights)
-      .def("timings", &InferenceSession::timings);
+      .def("fork", &EngineSession::fork,
+           "Another engine over the same parsed model and options (own plan and arena).")
+      .def("prepare", &EngineSession::prepare,
+           "Plans for the declared input shapes now; returns '' or why it could not.")
+      .def("get_inputs", &EngineSession::get_inputs, "Graph inputs without an initializer.")
+      .def("get_overridable_initializers", &EngineSession::get_overridable_initializers,
+           "Graph inputs that have an initializer.")
+      .def("get_outputs", &EngineSession::get_outputs, "Graph outputs.")
+      .def("modelmeta", &EngineSession::modelmeta, "ModelMetadata fields as a dict.")
+      .def("engine_options", &EngineSession::engine_options, "The engine's options as a dict.")
+      .def_property_readonly("output_names", &EngineSession::output_names)
+      .def("run", &EngineSession::run, py::arg("output_names"), py::arg("input_feed"),
+           "Runs; None or [] gives every output.")
+      .def("weights", &EngineSession::weights, "Per-weight decisions so far.")
+      .def("timings", &EngineSession::timings, "Phase timings in ms.");
 }
 
 }  // namespace onnx_prepack::python
