@@ -118,8 +118,11 @@ struct CompileOptions {
   uint32_t threads = kDefaultThreads;  // 0 = all cores
   bool memo = true;                    // record the output's digests for `verify memo`
   std::string memo_dir;                // "" = MemoStore::default_dir()
-  // Called before each payload is packed (done < total) and once at the end
-  // (done == total, what == ""). May be empty.
+  // Progress, phase by phase (docs/cli.md, "compile"): `what` is "hashing NAME"
+  // before each eligible weight use (done/total over the uses), "packing NAME"
+  // before each payload is packed (done/total over the payloads), then with
+  // done == total "writing tensors", "syncing", "writing model" and "recording
+  // memo", and once at the end what == "". May be empty.
   std::function<void(size_t done, size_t total, const std::string& what)> progress;
 };
 
