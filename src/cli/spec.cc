@@ -68,7 +68,7 @@ std::vector<CommandSpec> make_specs() {
         {"digest", "ALG", "blake3", "source_digest algorithm: blake3 or sha256"},
         {"no-lift-constants", "", "off (Constant nodes are lifted)",
          "keep top-level Constant nodes instead of turning them into initializers"},
-        {"lift-constants", "", "on", "accepted for earlier versions; changes nothing"},
+        {"lift-constants", "", "on", "deprecated: accepted for earlier versions, changes nothing"},
         {"threads", "N", "0 (hardware threads)", "pool for hashing and packing, 0..1024"},
         {"memo-dir", "DIR", kMemoDefault, "where to record the digests just computed"},
         {"no-memo", "", "off (digests are recorded)", "record no memo"},
