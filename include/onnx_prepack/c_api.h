@@ -282,8 +282,12 @@ typedef struct op_compile_options {
   uint32_t n_threads; /* 0 = all cores, N = a pool of N */
   int32_t no_memo;    /* 1: do not record the output's digests for OP_VERIFY_MEMO */
   const char* memo_dir; /* NULL = default memo folder */
-  /* Called before each payload is packed (done < total) and once at the end
-   * (done == total, what == ""); NULL = none. */
+  /* Called phase by phase, `what` naming the phase: "hashing NAME" before each
+   * eligible weight use (done < total, counting the uses), "packing NAME"
+   * before each payload is packed (done < total, counting the payloads), then
+   * with done == total "writing tensors", "syncing", "writing model" and
+   * "recording memo", and once at the end (done == total, what == "");
+   * NULL = none. */
   void (*progress)(size_t done, size_t total, const char* what, void* user);
   void* progress_user;
 } op_compile_options;

@@ -122,8 +122,11 @@ struct CompileOptions {
   // bytes into the output's data file, so the output stands alone; true keeps
   // referencing the source's data files when they lie in the output's folder.
   bool reference_source_data = false;
-  // Called before each payload is packed (done < total) and once at the end
-  // (done == total, what == ""). May be empty.
+  // Progress, phase by phase (docs/cli.md, "compile"): `what` is "hashing NAME"
+  // before each eligible weight use (done/total over the uses), "packing NAME"
+  // before each payload is packed (done/total over the payloads), then with
+  // done == total "writing tensors", "syncing", "writing model" and "recording
+  // memo", and once at the end what == "". May be empty.
   std::function<void(size_t done, size_t total, const std::string& what)> progress;
 };
 

@@ -138,7 +138,13 @@ Status write_file_atomically(const std::string& path, std::span<const uint8_t> b
 Result<std::vector<uint8_t>> read_file(const std::string& path, uint64_t max_bytes) {
   // O_NONBLOCK + a type check: a FIFO or device must not block or stream forever.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return errno_status("cannot open", path);
+  if (fd < 0) {
+    // A missing file is the caller's input, like a missing model (docs/cli.md: exit 2).
+    if (errno == ENOENT || errno == ENOTDIR) {
+      return not_found("cannot open '" + path + "': " + std::strerror(errno));
+    }
+    return errno_status("cannot open", path);
+  }
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     ::close(fd);

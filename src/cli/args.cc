@@ -3,7 +3,54 @@
 #include <charconv>
 #include <cstdio>
 
+#include "base/json.h"
+#include "cli/spec.h"
+
 namespace onnx_prepack::cli {
+namespace {
+bool g_json_errors = false;
+}  // namespace
+
+void set_json_errors(bool on) { g_json_errors = on; }
+bool json_errors() { return g_json_errors; }
+
+Result<Args> Args::parse(int argc, char** argv, const CommandSpec& spec) {
+  std::set<std::string> flags = {"help"}, options;
+  std::vector<std::string> names = {"help"};
+  std::vector<std::string> storage;
+  storage.reserve(size_t(argc));
+  for (const OptionSpec& o : spec.options) {
+    (o.value.empty() ? flags : options).insert(std::string(o.name));
+    names.emplace_back(o.name);
+  }
+  bool only_positionals = false;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") only_positionals = true;
+    if (!only_positionals && a.size() == 2 && a[0] == '-' && a[1] != '-') {
+      if (a[1] == 'h') a = "--help";
+      for (const OptionSpec& o : spec.options) {
+        if (o.short_name == a[1]) a = "--" + std::string(o.name);
+      }
+    }
+    storage.push_back(std::move(a));
+  }
+  std::vector<char*> av;
+  for (auto& a : storage) av.push_back(a.data());
+  Result<Args> parsed = parse(int(av.size()), av.data(), flags, options);
+  if (parsed.ok()) return parsed;
+  // "unknown option '--thread'" -> "...; did you mean '--threads'?"
+  const std::string& m = parsed.status().message();
+  const std::string prefix = "unknown option '";
+  if (m.rfind(prefix, 0) != 0) return parsed;
+  std::string word = m.substr(prefix.size(), m.size() - prefix.size() - 1);
+  std::string bare = word;
+  while (!bare.empty() && bare[0] == '-') bare.erase(0, 1);
+  if (auto eq = bare.find('='); eq != std::string::npos) bare.resize(eq);
+  std::string message = "unknown option '" + word + "' for '" + std::string(spec.name) + "'";
+  if (auto near = closest(bare, names)) message += "; did you mean '--" + *near + "'?";
+  return invalid_argument(message);
+}
 
 Result<Args> Args::parse(int argc, char** argv, const std::set<std::string>& flags,
                          const std::set<std::string>& options) {
@@ -95,8 +142,33 @@ int exit_code_for(const Status& s) {
 }
 
 int report_error(const std::string& command, const Status& s) {
-  std::fprintf(stderr, "onnx-prepack %s: %s\n", command.c_str(), s.message().c_str());
-  return exit_code_for(s);
+  const int code = exit_code_for(s);
+  std::fprintf(stderr, "onnx-prepack%s%s: %s\n", command.empty() ? "" : " ", command.c_str(),
+               s.message().c_str());
+  if (g_json_errors) {
+    base::Json e = base::Json::object();
+    e["code"] = std::string(status_code_name(s.code()));
+    e["exit_code"] = code;
+    e["message"] = s.message();
+    e["command"] = command.empty() ? base::Json() : base::Json(command);
+    base::Json j = base::Json::object();
+    j["error"] = std::move(e);
+    std::printf("%s\n", j.dump(2).c_str());
+    std::fflush(stdout);
+  }
+  return code;
+}
+
+int usage_error(const CommandSpec& spec, const std::string& message) {
+  const int code = report_error(std::string(spec.name), invalid_argument(message));
+  std::fprintf(stderr, "%sTry 'onnx-prepack %s --help'.\n", synopsis(spec).c_str(),
+               std::string(spec.name).c_str());
+  return code;
+}
+
+int print_help(const CommandSpec& spec) {
+  std::fputs(help_text(spec).c_str(), stdout);
+  return kExitOk;
 }
 
 }  // namespace onnx_prepack::cli

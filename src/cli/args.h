@@ -12,6 +12,8 @@
 
 namespace onnx_prepack::cli {
 
+struct CommandSpec;
+
 // Exit codes (docs/cli.md): 0 success, 1 the command ran and found problems,
 // 2 usage error or unreadable input, 3 internal or I/O failure.
 inline constexpr int kExitOk = 0;
@@ -24,6 +26,9 @@ class Args {
   // `flags` take no value; `options` take one value and may repeat.
   static Result<Args> parse(int argc, char** argv, const std::set<std::string>& flags,
                             const std::set<std::string>& options);
+  // The options of `spec` (cli/spec.h), its short names (`-o`) and --help /
+  // -h; an unknown option is an error that names the closest known one.
+  static Result<Args> parse(int argc, char** argv, const CommandSpec& spec);
 
   const std::vector<std::string>& positionals() const { return positionals_; }
   bool has(const std::string& name) const;
@@ -39,7 +44,18 @@ class Args {
 };
 
 int exit_code_for(const Status& s);
-// Prints "onnx-prepack <cmd>: <message>" to stderr and returns the exit code.
+// Prints "onnx-prepack <cmd>: <message>" to stderr and returns the exit code;
+// in JSON mode also one object {"error": {...}} on stdout (docs/cli.md).
 int report_error(const std::string& command, const Status& s);
+// A usage error: the message, then the synopsis and a pointer to --help on
+// stderr (the JSON object on stdout in JSON mode); returns kExitUsage.
+int usage_error(const CommandSpec& spec, const std::string& message);
+// Prints the help of a command on stdout; returns kExitOk.
+int print_help(const CommandSpec& spec);
+
+// JSON mode: set by main when the command line has --json, so that every
+// error, the parser's too, is one JSON object on stdout.
+void set_json_errors(bool on);
+bool json_errors();
 
 }  // namespace onnx_prepack::cli

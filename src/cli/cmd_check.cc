@@ -6,22 +6,23 @@
 #include "check/check.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/spec.h"
 #include "engine/model_reports.h"
 #include "format/model.h"
 
 namespace onnx_prepack::cli {
 int cmd_check(int argc, char** argv) {
-  auto args = Args::parse(argc, argv, {"json", "help"}, {});
-  if (!args.ok()) return report_error("check", args.status());
-  if (args->has("help") || args->positionals().size() != 1) {
-    std::fprintf(args->has("help") ? stdout : stderr, "usage: onnx-prepack check MODEL [--json]\n");
-    return args->has("help") ? kExitOk : kExitUsage;
+  const CommandSpec& spec = *find_command("check");
+  auto args = Args::parse(argc, argv, spec);
+  if (!args.ok()) return usage_error(spec, args.status().message());
+  if (args->has("help")) return print_help(spec);
+  if (args->positionals().size() != 1) {
+    return usage_error(spec, "expected one MODEL, got " +
+                                 std::to_string(args->positionals().size()) + " operands");
   }
   auto model = format::Model::load(args->positionals()[0]);
-  if (!model.ok()) {
-    std::fprintf(stderr, "onnx-prepack check: %s\n", model.status().message().c_str());
-    return kExitUsage;  // the model cannot be read
-  }
+  // 2 when the model is missing or malformed, 3 when the system refuses the read.
+  if (!model.ok()) return report_error("check", model.status());
   check::CheckReport report = check::check_model(**model);
   if (args->has("json")) {
     std::printf("%s\n", engine::check_json(report).dump(2).c_str());

@@ -8,6 +8,7 @@
 #include "base/thread_pool.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/spec.h"
 #include "digest/digest.h"
 #include "engine/engine_options.h"
 #include "engine/model_reports.h"
@@ -16,18 +17,14 @@
 #include "format/tensor_info.h"
 
 namespace onnx_prepack::cli {
-namespace {
-
-constexpr const char* kUsage =
-    "usage: onnx-prepack digest MODEL [--algorithm blake3|sha256] [--threads N] [--json]\n";
-}  // namespace
-
 int cmd_digest(int argc, char** argv) {
-  auto args = Args::parse(argc, argv, {"json", "help"}, {"algorithm", "threads"});
-  if (!args.ok()) return report_error("digest", args.status());
-  if (args->has("help") || args->positionals().size() != 1) {
-    std::fputs(kUsage, args->has("help") ? stdout : stderr);
-    return args->has("help") ? kExitOk : kExitUsage;
+  const CommandSpec& spec = *find_command("digest");
+  auto args = Args::parse(argc, argv, spec);
+  if (!args.ok()) return usage_error(spec, args.status().message());
+  if (args->has("help")) return print_help(spec);
+  if (args->positionals().size() != 1) {
+    return usage_error(spec, "expected one MODEL, got " +
+                                 std::to_string(args->positionals().size()) + " operands");
   }
   const std::string algorithm_text = args->get("algorithm").value_or("blake3");
   const auto algorithm = digest::algorithm_from_name(algorithm_text);

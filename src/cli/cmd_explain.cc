@@ -8,6 +8,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/spec.h"
 #include "cli/text.h"
 #include "engine/explain.h"
 #include "pack/q_gemm_b.h"
@@ -89,15 +90,14 @@ void print_text(const engine::ExplainReport& r) {
 }  // namespace
 
 int cmd_explain(int argc, char** argv) {
-  auto parsed = Args::parse(argc, argv, {"json", "fail-on-miss"},
-                            {"arch", "verify", "cache", "memo-dir", "input"});
-  if (!parsed.ok()) return report_error("explain", parsed.status());
+  const CommandSpec& spec = *find_command("explain");
+  auto parsed = Args::parse(argc, argv, spec);
+  if (!parsed.ok()) return usage_error(spec, parsed.status().message());
   const Args& args = *parsed;
+  if (args.has("help")) return print_help(spec);
   if (args.positionals().size() != 1) {
-    std::fprintf(stderr,
-                 "usage: onnx-prepack explain MODEL [--arch STR] [--verify full|memo|off] "
-                 "[--cache DIR] [--memo-dir DIR] [--input NAME]... [--fail-on-miss] [--json]\n");
-    return kExitUsage;
+    return usage_error(
+        spec, "expected one MODEL, got " + std::to_string(args.positionals().size()) + " operands");
   }
   engine::ExplainOptions options;
   const std::string verify(

@@ -8,41 +8,30 @@
 #include "base/json.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/spec.h"
 #include "format/model_writer.h"
 #include "runtime/generate.h"
 
 namespace onnx_prepack::cli {
 
-namespace {
-constexpr const char* kUsage =
-    "usage: onnx-prepack generate mlp|transformer|llm -o OUT.onnx [--layers N] [--width N]\n"
-    "         [--heads N] [--seq N] [--vocab N] [--external] [--seed N] [--json]\n"
-    "         llm (MatMulNBits stack): [--bits 4|8] [--block-size N] [--accuracy-level 0|4]\n"
-    "         [--no-zero-points]\n";
-}
-
 int cmd_generate(int argc, char** argv) {
-  // "-o PATH" is the short form of "--output PATH".
-  std::vector<std::string> storage(argv, argv + argc);
-  std::vector<char*> av;
-  for (auto& a : storage) {
-    if (a == "-o") a = "--output";
-    av.push_back(a.data());
-  }
-  auto args = Args::parse(argc, av.data(), {"external", "json", "help", "no-zero-points"},
-                          {"output", "layers", "width", "heads", "seq", "vocab", "seed", "bits",
-                           "block-size", "accuracy-level"});
-  if (!args.ok()) return report_error("generate", args.status());
-  if (args->has("help")) {
-    std::fputs(kUsage, stdout);
-    return kExitOk;
-  }
+  const CommandSpec& spec = *find_command("generate");
+  auto args = Args::parse(argc, argv, spec);  // "-o PATH" is the short form of "--output PATH"
+  if (!args.ok()) return usage_error(spec, args.status().message());
+  if (args->has("help")) return print_help(spec);
   const std::vector<std::string>& pos = args->positionals();
   std::optional<std::string> out = args->get("output");
-  if (pos.size() != 1 || !out || (pos[0] != "mlp" && pos[0] != "transformer" && pos[0] != "llm")) {
-    std::fputs(kUsage, stderr);
-    return kExitUsage;
+  if (pos.size() != 1) {
+    return usage_error(spec, "expected one kind (mlp, transformer or llm), got " +
+                                 std::to_string(pos.size()) + " operands");
   }
+  if (pos[0] != "mlp" && pos[0] != "transformer" && pos[0] != "llm") {
+    std::string message = "unknown kind '" + pos[0] + "', expected mlp, transformer or llm";
+    if (auto near = closest(pos[0], {"mlp", "transformer", "llm"}))
+      message += "; did you mean '" + *near + "'?";
+    return usage_error(spec, message);
+  }
+  if (!out) return usage_error(spec, "-o OUT.onnx is required");
   runtime::GenerateOptions o;
   o.kind = pos[0];
   bool tf = o.kind == "transformer";

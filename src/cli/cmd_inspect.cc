@@ -6,6 +6,7 @@
 #include "base/json.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/spec.h"
 #include "cli/text.h"
 #include "engine/model_reports.h"
 #include "format/data_type.h"
@@ -107,12 +108,13 @@ void print_human(const Json& j, const format::Model& model) {
 }  // namespace
 
 int cmd_inspect(int argc, char** argv) {
-  auto args = Args::parse(argc, argv, {"json", "help"}, {});
-  if (!args.ok()) return report_error("inspect", args.status());
-  if (args->has("help") || args->positionals().size() != 1) {
-    std::fprintf(args->has("help") ? stdout : stderr,
-                 "usage: onnx-prepack inspect MODEL [--json]\n");
-    return args->has("help") ? kExitOk : kExitUsage;
+  const CommandSpec& spec = *find_command("inspect");
+  auto args = Args::parse(argc, argv, spec);
+  if (!args.ok()) return usage_error(spec, args.status().message());
+  if (args->has("help")) return print_help(spec);
+  if (args->positionals().size() != 1) {
+    return usage_error(spec, "expected one MODEL, got " +
+                                 std::to_string(args->positionals().size()) + " operands");
   }
   auto model = format::Model::load(args->positionals()[0]);
   if (!model.ok()) return report_error("inspect", model.status());

@@ -19,6 +19,7 @@
 #include "base/json.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/spec.h"
 #include "engine/report_json.h"
 #include "format/model.h"
 #include "onnx_prepack/engine.hpp"
@@ -32,11 +33,6 @@ namespace {
 
 using base::Json;
 using Clock = std::chrono::steady_clock;
-
-constexpr const char* kUsage =
-    "usage: onnx-prepack run MODEL [--input NAME=FILE.npy|random[:DxD...]]... [--output-dir DIR]\n"
-    "         [--cache DIR|off] [--verify full|memo|off] [--threads N] [--repeat N]\n"
-    "         [--seed N] [--weights packed|plain] [--json]\n";
 
 double ms(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
@@ -336,17 +332,13 @@ void print_text(const Engine& engine, const RunReport& r,
 
 int cmd_run(int argc, char** argv) {
   const auto t_start = Clock::now();
-  auto args = Args::parse(argc, argv, {"json", "help"},
-                          {"input", "output-dir", "cache", "verify", "threads", "repeat", "seed",
-                           "weights", "cache-max-mib", "memo-dir"});
-  if (!args.ok()) return report_error("run", args.status());
-  if (args->has("help")) {
-    std::fputs(kUsage, stdout);
-    return kExitOk;
-  }
+  const CommandSpec& spec = *find_command("run");
+  auto args = Args::parse(argc, argv, spec);
+  if (!args.ok()) return usage_error(spec, args.status().message());
+  if (args->has("help")) return print_help(spec);
   if (args->positionals().size() != 1) {
-    std::fputs(kUsage, stderr);
-    return kExitUsage;
+    return usage_error(spec, "expected one MODEL, got " +
+                                 std::to_string(args->positionals().size()) + " operands");
   }
   auto repeat = args->get_int("repeat", 0, 0, 1000000);
   auto seed = args->get_int("seed", 1, 0, 1ll << 62);

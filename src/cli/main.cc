@@ -2,51 +2,75 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <stdexcept>
 #include <string>
 
+#include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/spec.h"
 #include "format/model.h"
 
 namespace {
 
+using onnx_prepack::cli::CommandSpec;
+
 struct Command {
   const char* name;
   int (*fn)(int, char**);
-  const char* summary;
 };
 
+// The entry point of each command of cli/spec.cc (same names).
 constexpr Command kCommands[] = {
-    {"inspect", onnx_prepack::cli::cmd_inspect, "summarise a model and its compiled tensors"},
-    {"check", onnx_prepack::cli::cmd_check, "validate struct types and compiled tensors"},
-    {"digest", onnx_prepack::cli::cmd_digest, "canonical digests of the initializers"},
-    {"explain", onnx_prepack::cli::cmd_explain,
-     "which compiled entries this host would use, and why"},
-    {"compile", onnx_prepack::cli::cmd_compile, "pack eligible weights into compiled tensors"},
-    {"run", onnx_prepack::cli::cmd_run, "run a model with cache-aware weight preparation"},
-    {"generate", onnx_prepack::cli::cmd_generate, "write a deterministic MLP or transformer model"},
+    {"inspect", onnx_prepack::cli::cmd_inspect},   {"check", onnx_prepack::cli::cmd_check},
+    {"digest", onnx_prepack::cli::cmd_digest},     {"explain", onnx_prepack::cli::cmd_explain},
+    {"compile", onnx_prepack::cli::cmd_compile},   {"run", onnx_prepack::cli::cmd_run},
+    {"generate", onnx_prepack::cli::cmd_generate},
 };
 
-void usage(FILE* out) {
-  std::fprintf(out, "usage: onnx-prepack <command> [options]\n\ncommands:\n");
-  for (const auto& c : kCommands) std::fprintf(out, "  %-9s %s\n", c.name, c.summary);
-  std::fprintf(out, "\n'onnx-prepack <command> --help' describes a command; see docs/cli.md.\n");
+std::vector<std::string> command_names() {
+  std::vector<std::string> names = {"help"};
+  for (const CommandSpec& c : onnx_prepack::cli::command_specs()) names.emplace_back(c.name);
+  return names;
+}
+
+// "unknown command 'complie'; did you mean 'compile'?" (exit 2).
+int unknown_command(const std::string& name) {
+  std::string message = "unknown command '" + name + "'";
+  if (auto near = onnx_prepack::cli::closest(name, command_names())) {
+    message += "; did you mean '" + *near + "'?";
+  }
+  const int code = onnx_prepack::cli::report_error("", onnx_prepack::invalid_argument(message));
+  std::fprintf(stderr, "Try 'onnx-prepack --help'.\n");
+  return code;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace cli = onnx_prepack::cli;
+  // JSON mode (docs/cli.md, "Errors under --json"): any error, the parser's
+  // and main's too, is one JSON object on stdout.
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) break;
+    if (std::strcmp(argv[i], "--json") == 0) cli::set_json_errors(true);
+  }
   if (argc < 2) {
-    usage(stderr);
-    return 2;
+    std::fputs(cli::main_help().c_str(), stderr);
+    return cli::report_error("", onnx_prepack::invalid_argument("no command given"));
   }
   std::string name = argv[1];
-  if (name == "--help" || name == "-h" || name == "help") {
-    usage(stdout);
-    return 0;
+  if (name == "--help" || name == "-h" || (name == "help" && argc == 2)) {
+    std::fputs(cli::main_help().c_str(), stdout);
+    return cli::kExitOk;
+  }
+  if (name == "help") {  // help COMMAND
+    const CommandSpec* c = cli::find_command(argv[2]);
+    if (c == nullptr) return unknown_command(argv[2]);
+    return cli::print_help(*c);
   }
   if (name == "--version") {
     std::printf("onnx-prepack 0.1.0\n");
-    return 0;
+    return cli::kExitOk;
   }
   // A global option, for every command: follow symbolic links out of the
   // model's folder for external data (docs/cli.md, "External data").
@@ -66,13 +90,14 @@ int main(int argc, char** argv) {
     try {
       return c.fn(argc - 2, argv + 2);
     } catch (const std::bad_alloc&) {
-      std::fprintf(stderr, "onnx-prepack %s: out of memory\n", c.name);
+      return cli::report_error(c.name, onnx_prepack::resource_exhausted("out of memory"));
+    } catch (const std::length_error& e) {  // a size past what can be allocated
+      return cli::report_error(c.name, onnx_prepack::resource_exhausted(
+                                           std::string("size past the limits: ") + e.what()));
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "onnx-prepack %s: internal error: %s\n", c.name, e.what());
+      return cli::report_error(
+          c.name, onnx_prepack::internal_error(std::string("internal error: ") + e.what()));
     }
-    return 2;
   }
-  std::fprintf(stderr, "onnx-prepack: unknown command '%s'\n", name.c_str());
-  usage(stderr);
-  return 2;
+  return unknown_command(name);
 }

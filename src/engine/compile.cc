@@ -382,7 +382,7 @@ Result<format::WriteReport> Compiler::write(const std::string& dst, const Compil
     const size_t total = pending_.size();
     wo.lazy_payloads[first_new + int(k)] = {
         p->size, [p, k, total, &progress](std::span<uint8_t> dst) -> Status {
-          if (progress) progress(k, total, p->name);
+          if (progress) progress(k, total, "packing " + p->name);
           return p->pack(dst).with_context(p->context);
         }};
   }
@@ -413,9 +413,10 @@ Result<format::WriteReport> Compiler::write(const std::string& dst, const Compil
   wo.drop_unreadable_payloads = true;
   wo.fresh_data_file = true;
   wo.reference_existing_external = options.reference_source_data;
-  auto written = format::write_model(out_, dst, wo, &model_);
-  if (progress) progress(pending_.size(), pending_.size(), "");
-  return written;
+  const size_t total = pending_.size();
+  if (progress)
+    wo.on_phase = [&progress, total](const std::string& p) { progress(total, total, p); };
+  return format::write_model(out_, dst, wo, &model_);
 }
 
 }  // namespace
@@ -445,15 +446,21 @@ Result<CompileSummary> compile_model(const std::string& src, const std::string& 
   const std::vector<pack::ModelWeightUse> uses = pack::model_weight_uses(*model);
   OP_ASSIGN_OR_RETURN(std::vector<CompileTarget> targets, compile_targets(archs));
   Compiler compiler(*model, *algorithm, std::move(targets), pool);
-  for (const pack::ModelWeightUse& u : uses) OP_RETURN_IF_ERROR(compiler.add(u));
+  for (const pack::ModelWeightUse& u : uses) {
+    if (options.progress)
+      options.progress(size_t(&u - uses.data()), uses.size(), "hashing " + u.use.source);
+    OP_RETURN_IF_ERROR(compiler.add(u));
+  }
   compiler.merge_entries();
   OP_ASSIGN_OR_RETURN(format::WriteReport written, compiler.write(dst, options));
   if (options.memo) {
+    if (options.progress) options.progress(compiler.entries, compiler.entries, "recording memo");
     // The output is complete either way; a memo that cannot be written only costs a hash later.
     Status st =
         record_memo(dst, options.memo_dir, *algorithm, compiler.hashed, compiler.payload_inner);
     if (!st.ok()) summary.memo_error = st.message();
   }
+  if (options.progress) options.progress(compiler.entries, compiler.entries, "");
   summary.entries = compiler.entries;
   summary.weights = uses.size();
   summary.skipped = compiler.skipped;

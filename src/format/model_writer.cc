@@ -224,6 +224,7 @@ Result<WriteReport> write_model(onnx::ModelProto& proto, const std::string& path
     }
   }
 
+  if (options.on_phase) options.on_phase("writing tensors");
   auto* graph = proto.mutable_graph();
   for (int i = 0; i < graph->initializer_size(); ++i) {
     auto* t = graph->mutable_initializer(i);
@@ -259,6 +260,7 @@ Result<WriteReport> write_model(onnx::ModelProto& proto, const std::string& path
   }
 
   if (writer) {
+    if (options.on_phase) options.on_phase("syncing");
     report.data_bytes = writer->offset();
     if (options.fresh_data_file) {
       // The name is decided now, after the bytes: every reference is rewritten.
@@ -274,6 +276,7 @@ Result<WriteReport> write_model(onnx::ModelProto& proto, const std::string& path
   // What the model being replaced referenced, read before it is replaced.
   std::set<std::string> previous;
   if (options.fresh_data_file) previous = our_data_files_of(path);
+  if (options.on_phase) options.on_phase("writing model");
   Status written = serialize_to(proto, path);
   if (!written.ok()) {
     // The new data file is referenced by nothing: do not leave it behind.

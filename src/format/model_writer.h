@@ -51,6 +51,11 @@ struct WriteOptions {
   // removed unless the new model still references them. Temporary files of
   // killed writers beside the output are removed first.
   bool fresh_data_file = false;
+  // Told each phase after the payloads, for progress reports: "writing tensors"
+  // (initializers to the data file), "syncing" (the data file flushed and
+  // published), "writing model" (the model serialised, synced, renamed into
+  // place). Null = not told.
+  std::function<void(const std::string& phase)> on_phase;
 };
 
 struct WriteReport {
