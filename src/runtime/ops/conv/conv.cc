@@ -92,6 +92,8 @@ class ConvKernel final : public Kernel {
   const kernels::ConvIndirectKernel* indirect_ = nullptr;
 };
 
+}  // namespace
+
 Result<std::unique_ptr<Kernel>> build_conv(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
   OP_ASSIGN_OR_RETURN(const ValueDesc* w, ctx.require_input(1));
@@ -134,9 +136,5 @@ Result<std::unique_ptr<Kernel>> build_conv(BuildContext& ctx) {
   }
   return std::unique_ptr<Kernel>(new ConvKernel(g, std::move(filter), has_bias));
 }
-
-}  // namespace
-
-const OpEntry kConvEntry{"Conv", build_conv};
 
 }  // namespace onnx_prepack::runtime

@@ -1,7 +1,5 @@
 // Builders of the conv family (registry.cc lists them) and the filter
-// preparation Conv and the BatchNormalization fold share. Conv and ConvTranspose
-// still export an OpEntry each (conv.cc, conv_transpose.cc): they become builders
-// here when their weight-preparation calls are next edited.
+// preparation Conv and the BatchNormalization fold share.
 #pragma once
 
 #include <memory>
@@ -13,9 +11,9 @@
 
 namespace onnx_prepack::runtime {
 
-extern const OpEntry kConvEntry;
-extern const OpEntry kConvTransposeEntry;
-Result<std::unique_ptr<Kernel>> build_max_pool(BuildContext& ctx);  // pool.cc
+Result<std::unique_ptr<Kernel>> build_conv(BuildContext& ctx);            // conv.cc
+Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx);  // conv_transpose.cc
+Result<std::unique_ptr<Kernel>> build_max_pool(BuildContext& ctx);        // pool.cc
 Result<std::unique_ptr<Kernel>> build_average_pool(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_lp_pool(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_global_average_pool(BuildContext& ctx);

@@ -114,6 +114,8 @@ class ConvTransposeKernel final : public Kernel {
   mutable std::vector<float> col_;  // the columns of one image
 };
 
+}  // namespace
+
 Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
   OP_ASSIGN_OR_RETURN(const ValueDesc* w, ctx.require_input(1));
@@ -229,9 +231,5 @@ Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
   return std::unique_ptr<Kernel>(
       new ConvTransposeKernel(g, gemm, w->shape, std::move(filter), has_bias));
 }
-
-}  // namespace
-
-const OpEntry kConvTransposeEntry{"ConvTranspose", build_conv_transpose};
 
 }  // namespace onnx_prepack::runtime

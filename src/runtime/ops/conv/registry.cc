@@ -7,8 +7,8 @@ namespace onnx_prepack::runtime {
 
 std::span<const OpEntry> conv_ops() {
   static const OpEntry kOps[] = {
-      kConvEntry,           // conv.cc
-      kConvTransposeEntry,  // conv_transpose.cc
+      {"Conv", build_conv},
+      {"ConvTranspose", build_conv_transpose},
       {"MaxPool", build_max_pool},
       {"AveragePool", build_average_pool},
       {"LpPool", build_lp_pool},

@@ -1,14 +1,14 @@
-// The linalg family (registry.cc lists it): MatMul and Gemm (matmul.cc) on the
-// kernels layer's GEMM (gemm.h). matmul.cc still exports its own two-entry list;
-// it becomes two builders here when its weight-preparation calls are next edited.
+// Builders of the linalg family (registry.cc lists them): MatMul and Gemm
+// (matmul.cc) on the kernels layer's GEMM (gemm.h).
 #pragma once
 
-#include <span>
+#include <memory>
 
 #include "runtime/kernel.h"
 
 namespace onnx_prepack::runtime {
 
-std::span<const OpEntry> matmul_ops();  // matmul.cc: MatMul, Gemm
+Result<std::unique_ptr<Kernel>> build_matmul(BuildContext& ctx);  // matmul.cc
+Result<std::unique_ptr<Kernel>> build_gemm(BuildContext& ctx);    // matmul.cc
 
 }  // namespace onnx_prepack::runtime

@@ -7,6 +7,7 @@
 #include "runtime/kernel.h"
 #include "runtime/ops/dispatch.h"
 #include "runtime/ops/linalg/gemm.h"
+#include "runtime/ops/linalg/linalg_ops.h"
 #include "runtime/weights.h"
 
 namespace onnx_prepack::runtime {
@@ -34,6 +35,8 @@ Result<std::shared_ptr<const PreparedB>> prepared_b(BuildContext& ctx, int index
   }
   return std::shared_ptr<const PreparedB>();
 }
+
+}  // namespace
 
 Result<std::unique_ptr<Kernel>> build_matmul(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* a, ctx.require_input(0));
@@ -187,11 +190,5 @@ Result<std::unique_ptr<Kernel>> build_gemm(BuildContext& ctx) {
     }
   }));
 }
-
-constexpr OpEntry kOps[] = {{"MatMul", build_matmul}, {"Gemm", build_gemm}};
-
-}  // namespace
-
-std::span<const OpEntry> matmul_ops() { return kOps; }
 
 }  // namespace onnx_prepack::runtime

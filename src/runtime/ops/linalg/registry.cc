@@ -1,10 +1,18 @@
-// The linalg family's operator list (see kernel.h): MatMul and Gemm, whose
-// builders live in matmul.cc (linalg_ops.h).
+// The linalg family's operator list (see kernel.h); the builders live in
+// matmul.cc (declared in linalg_ops.h).
 #include "runtime/kernel.h"
 #include "runtime/ops/linalg/linalg_ops.h"
 
 namespace onnx_prepack::runtime {
+namespace {
 
-std::span<const OpEntry> linalg_ops() { return matmul_ops(); }
+constexpr OpEntry kOps[] = {
+    {"MatMul", build_matmul},
+    {"Gemm", build_gemm},
+};
+
+}  // namespace
+
+std::span<const OpEntry> linalg_ops() { return kOps; }
 
 }  // namespace onnx_prepack::runtime

@@ -221,24 +221,29 @@ Result<std::unique_ptr<Kernel>> build_prelu(BuildContext& ctx) {
   return k;
 }
 
-constexpr OpEntry kOps[] = {
-    {"Clip", build_clip},
-    {"HardSigmoid", build_hard_sigmoid},
-    {"HardSwish", build_hard_swish},
-    {"LeakyRelu", build_leaky_relu},
-    {"Elu", build_elu},
-    {"Selu", build_selu},
-    {"Celu", build_celu},
-    {"ThresholdedRelu", build_thresholded_relu},
-    {"Shrink", build_shrink},
-    {"Softplus", build_softplus},
-    {"Softsign", build_softsign},
-    {"Mish", build_mish},
-    {"PRelu", build_prelu},
-};
-
 }  // namespace
 
-std::span<const OpEntry> activation_ops() { return kOps; }
+// The builders math/registry.cc lists (math_ops.h).
+Result<std::unique_ptr<Kernel>> build_clip_op(BuildContext& ctx) { return build_clip(ctx); }
+Result<std::unique_ptr<Kernel>> build_hard_sigmoid_op(BuildContext& ctx) {
+  return build_hard_sigmoid(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_hard_swish_op(BuildContext& ctx) {
+  return build_hard_swish(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_leaky_relu_op(BuildContext& ctx) {
+  return build_leaky_relu(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_elu_op(BuildContext& ctx) { return build_elu(ctx); }
+Result<std::unique_ptr<Kernel>> build_selu_op(BuildContext& ctx) { return build_selu(ctx); }
+Result<std::unique_ptr<Kernel>> build_celu_op(BuildContext& ctx) { return build_celu(ctx); }
+Result<std::unique_ptr<Kernel>> build_thresholded_relu_op(BuildContext& ctx) {
+  return build_thresholded_relu(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_shrink_op(BuildContext& ctx) { return build_shrink(ctx); }
+Result<std::unique_ptr<Kernel>> build_softplus_op(BuildContext& ctx) { return build_softplus(ctx); }
+Result<std::unique_ptr<Kernel>> build_softsign_op(BuildContext& ctx) { return build_softsign(ctx); }
+Result<std::unique_ptr<Kernel>> build_mish_op(BuildContext& ctx) { return build_mish(ctx); }
+Result<std::unique_ptr<Kernel>> build_p_relu_op(BuildContext& ctx) { return build_prelu(ctx); }
 
 }  // namespace onnx_prepack::runtime::math

@@ -326,24 +326,29 @@ Result<std::unique_ptr<Kernel>> build_gelu(BuildContext& c) {
   return c.error("approximate '" + approx + "' is not 'none' or 'tanh'");
 }
 
-constexpr OpEntry kOps[] = {
-    {"Add", build_binary<BinOp::kAdd>},
-    {"Sub", build_binary<BinOp::kSub>},
-    {"Mul", build_binary<BinOp::kMul>},
-    {"Div", build_binary<BinOp::kDiv>},
-    {"Pow", build_pow},
-    {"Equal", build_equal},
-    {"Where", build_where},
-    {"Sqrt", build_sqrt},
-    {"Erf", build_erf},
-    {"Tanh", build_tanh},
-    {"Relu", build_relu},
-    {"Sigmoid", build_sigmoid},
-    {"Gelu", build_gelu},
-};
-
 }  // namespace
 
-std::span<const OpEntry> arithmetic_ops() { return kOps; }
+// The builders math/registry.cc lists (math_ops.h).
+Result<std::unique_ptr<Kernel>> build_add_op(BuildContext& ctx) {
+  return build_binary<BinOp::kAdd>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_sub_op(BuildContext& ctx) {
+  return build_binary<BinOp::kSub>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_mul_op(BuildContext& ctx) {
+  return build_binary<BinOp::kMul>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_div_op(BuildContext& ctx) {
+  return build_binary<BinOp::kDiv>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_pow_op(BuildContext& ctx) { return build_pow(ctx); }
+Result<std::unique_ptr<Kernel>> build_equal_op(BuildContext& ctx) { return build_equal(ctx); }
+Result<std::unique_ptr<Kernel>> build_where_op(BuildContext& ctx) { return build_where(ctx); }
+Result<std::unique_ptr<Kernel>> build_sqrt_op(BuildContext& ctx) { return build_sqrt(ctx); }
+Result<std::unique_ptr<Kernel>> build_erf_op(BuildContext& ctx) { return build_erf(ctx); }
+Result<std::unique_ptr<Kernel>> build_tanh_op(BuildContext& ctx) { return build_tanh(ctx); }
+Result<std::unique_ptr<Kernel>> build_relu_op(BuildContext& ctx) { return build_relu(ctx); }
+Result<std::unique_ptr<Kernel>> build_sigmoid_op(BuildContext& ctx) { return build_sigmoid(ctx); }
+Result<std::unique_ptr<Kernel>> build_gelu_op(BuildContext& ctx) { return build_gelu(ctx); }
 
 }  // namespace onnx_prepack::runtime::math

@@ -222,27 +222,54 @@ Result<std::unique_ptr<Kernel>> build_variadic(BuildContext& ctx) {
   return k;
 }
 
-constexpr OpEntry kOps[] = {
-    {"Greater", build_compare<Cmp::kGreater>},
-    {"Less", build_compare<Cmp::kLess>},
-    {"GreaterOrEqual", build_compare<Cmp::kGreaterOrEqual>},
-    {"LessOrEqual", build_compare<Cmp::kLessOrEqual>},
-    {"And", build_logical<Logic::kAnd>},
-    {"Or", build_logical<Logic::kOr>},
-    {"Xor", build_logical<Logic::kXor>},
-    {"BitwiseAnd", build_bitwise<Logic::kAnd>},
-    {"BitwiseOr", build_bitwise<Logic::kOr>},
-    {"BitwiseXor", build_bitwise<Logic::kXor>},
-    {"BitShift", build_bit_shift},
-    {"Mod", build_mod},
-    {"Max", build_variadic<Var::kMax>},
-    {"Min", build_variadic<Var::kMin>},
-    {"Sum", build_variadic<Var::kSum>},
-    {"Mean", build_variadic<Var::kMean>},
-};
-
 }  // namespace
 
-std::span<const OpEntry> binary_ops() { return kOps; }
+// The builders math/registry.cc lists (math_ops.h).
+Result<std::unique_ptr<Kernel>> build_greater_op(BuildContext& ctx) {
+  return build_compare<Cmp::kGreater>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_less_op(BuildContext& ctx) {
+  return build_compare<Cmp::kLess>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_greater_or_equal_op(BuildContext& ctx) {
+  return build_compare<Cmp::kGreaterOrEqual>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_less_or_equal_op(BuildContext& ctx) {
+  return build_compare<Cmp::kLessOrEqual>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_and_op(BuildContext& ctx) {
+  return build_logical<Logic::kAnd>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_or_op(BuildContext& ctx) {
+  return build_logical<Logic::kOr>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_xor_op(BuildContext& ctx) {
+  return build_logical<Logic::kXor>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_bitwise_and_op(BuildContext& ctx) {
+  return build_bitwise<Logic::kAnd>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_bitwise_or_op(BuildContext& ctx) {
+  return build_bitwise<Logic::kOr>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_bitwise_xor_op(BuildContext& ctx) {
+  return build_bitwise<Logic::kXor>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_bit_shift_op(BuildContext& ctx) {
+  return build_bit_shift(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_mod_op(BuildContext& ctx) { return build_mod(ctx); }
+Result<std::unique_ptr<Kernel>> build_max_op(BuildContext& ctx) {
+  return build_variadic<Var::kMax>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_min_op(BuildContext& ctx) {
+  return build_variadic<Var::kMin>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_sum_op(BuildContext& ctx) {
+  return build_variadic<Var::kSum>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_mean_op(BuildContext& ctx) {
+  return build_variadic<Var::kMean>(ctx);
+}
 
 }  // namespace onnx_prepack::runtime::math

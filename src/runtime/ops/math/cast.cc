@@ -125,13 +125,12 @@ Result<std::unique_ptr<Kernel>> build_cast_like(BuildContext& ctx) {
   return cast_to(ctx, like->dtype);
 }
 
-constexpr OpEntry kOps[] = {
-    {"Cast", build_cast},
-    {"CastLike", build_cast_like},
-};
-
 }  // namespace
 
-std::span<const OpEntry> cast_ops() { return kOps; }
+// The builders math/registry.cc lists (math_ops.h).
+Result<std::unique_ptr<Kernel>> build_cast_op(BuildContext& ctx) { return build_cast(ctx); }
+Result<std::unique_ptr<Kernel>> build_cast_like_op(BuildContext& ctx) {
+  return build_cast_like(ctx);
+}
 
 }  // namespace onnx_prepack::runtime::math

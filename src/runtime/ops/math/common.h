@@ -12,18 +12,6 @@
 
 namespace onnx_prepack::runtime::math {
 
-// Builder lists of the files of this folder, joined in registry.cc.
-std::span<const OpEntry> arithmetic_ops();  // arithmetic.cc
-std::span<const OpEntry> unary_ops();       // unary.cc
-std::span<const OpEntry> activation_ops();  // activations.cc
-std::span<const OpEntry> binary_ops();      // binary.cc
-std::span<const OpEntry> reduce_ops();      // reduce.cc
-std::span<const OpEntry> softmax_ops();     // softmax.cc
-std::span<const OpEntry> cast_ops();        // cast.cc
-std::span<const OpEntry> loss_ops();        // loss.cc
-std::span<const OpEntry> misc_ops();        // misc.cc
-std::span<const OpEntry> signal_ops();      // signal.cc
-
 inline std::unique_ptr<Kernel> make_kernel(std::function<void(const KernelIO&)> fn) {
   return std::make_unique<FnKernel>(std::move(fn));
 }

@@ -141,13 +141,14 @@ Result<std::unique_ptr<Kernel>> build_sce(BuildContext& ctx) {
   return k;
 }
 
-constexpr OpEntry kOps[] = {
-    {"NegativeLogLikelihoodLoss", build_nll},
-    {"SoftmaxCrossEntropyLoss", build_sce},
-};
-
 }  // namespace
 
-std::span<const OpEntry> loss_ops() { return kOps; }
+// The builders math/registry.cc lists (math_ops.h).
+Result<std::unique_ptr<Kernel>> build_negative_log_likelihood_loss_op(BuildContext& ctx) {
+  return build_nll(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_softmax_cross_entropy_loss_op(BuildContext& ctx) {
+  return build_sce(ctx);
+}
 
 }  // namespace onnx_prepack::runtime::math

@@ -126,16 +126,19 @@ Result<std::unique_ptr<Kernel>> build_window(BuildContext& ctx) {
   return std::unique_ptr<Kernel>();
 }
 
-constexpr OpEntry kOps[] = {
-    {"Dropout", build_dropout},
-    {"Det", build_det},
-    {"HannWindow", build_window<Window::kHann>},
-    {"HammingWindow", build_window<Window::kHamming>},
-    {"BlackmanWindow", build_window<Window::kBlackman>},
-};
-
 }  // namespace
 
-std::span<const OpEntry> misc_ops() { return kOps; }
+// The builders math/registry.cc lists (math_ops.h).
+Result<std::unique_ptr<Kernel>> build_dropout_op(BuildContext& ctx) { return build_dropout(ctx); }
+Result<std::unique_ptr<Kernel>> build_det_op(BuildContext& ctx) { return build_det(ctx); }
+Result<std::unique_ptr<Kernel>> build_hann_window_op(BuildContext& ctx) {
+  return build_window<Window::kHann>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_hamming_window_op(BuildContext& ctx) {
+  return build_window<Window::kHamming>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_blackman_window_op(BuildContext& ctx) {
+  return build_window<Window::kBlackman>(ctx);
+}
 
 }  // namespace onnx_prepack::runtime::math

@@ -344,25 +344,46 @@ Result<std::unique_ptr<Kernel>> build_mvn(BuildContext& ctx) {
   return k;
 }
 
-constexpr OpEntry kOps[] = {
-    {"MeanVarianceNormalization", build_mvn},
-    {"ReduceSum", build_reduce<Red::kSum>},
-    {"ReduceMean", build_reduce<Red::kMean>},
-    {"ReduceMax", build_reduce<Red::kMax>},
-    {"ReduceMin", build_reduce<Red::kMin>},
-    {"ReduceProd", build_reduce<Red::kProd>},
-    {"ReduceL1", build_reduce<Red::kL1>},
-    {"ReduceL2", build_reduce<Red::kL2>},
-    {"ReduceLogSum", build_reduce<Red::kLogSum>},
-    {"ReduceLogSumExp", build_reduce<Red::kLogSumExp>},
-    {"ReduceSumSquare", build_reduce<Red::kSumSquare>},
-    {"ArgMax", build_arg<true>},
-    {"ArgMin", build_arg<false>},
-    {"CumSum", build_cumsum},
-};
-
 }  // namespace
 
-std::span<const OpEntry> reduce_ops() { return kOps; }
+// The builders math/registry.cc lists (math_ops.h).
+Result<std::unique_ptr<Kernel>> build_mean_variance_normalization_op(BuildContext& ctx) {
+  return build_mvn(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_reduce_sum_op(BuildContext& ctx) {
+  return build_reduce<Red::kSum>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_reduce_mean_op(BuildContext& ctx) {
+  return build_reduce<Red::kMean>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_reduce_max_op(BuildContext& ctx) {
+  return build_reduce<Red::kMax>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_reduce_min_op(BuildContext& ctx) {
+  return build_reduce<Red::kMin>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_reduce_prod_op(BuildContext& ctx) {
+  return build_reduce<Red::kProd>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_reduce_l1_op(BuildContext& ctx) {
+  return build_reduce<Red::kL1>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_reduce_l2_op(BuildContext& ctx) {
+  return build_reduce<Red::kL2>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_reduce_log_sum_op(BuildContext& ctx) {
+  return build_reduce<Red::kLogSum>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_reduce_log_sum_exp_op(BuildContext& ctx) {
+  return build_reduce<Red::kLogSumExp>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_reduce_sum_square_op(BuildContext& ctx) {
+  return build_reduce<Red::kSumSquare>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_arg_max_op(BuildContext& ctx) { return build_arg<true>(ctx); }
+Result<std::unique_ptr<Kernel>> build_arg_min_op(BuildContext& ctx) {
+  return build_arg<false>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_cum_sum_op(BuildContext& ctx) { return build_cumsum(ctx); }
 
 }  // namespace onnx_prepack::runtime::math

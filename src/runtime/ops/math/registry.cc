@@ -1,24 +1,112 @@
 // The math family's operator list (see kernel.h): elementwise math,
-// activations, comparisons and logic, casts, reductions. Each file of this
-// folder contributes a list (common.h).
-#include <vector>
-
+// activations, comparisons and logic, casts, reductions. Each operator's
+// builder lives in a file of this folder (declared in math_ops.h).
 #include "runtime/kernel.h"
-#include "runtime/ops/math/common.h"
+#include "runtime/ops/math/math_ops.h"
 
 namespace onnx_prepack::runtime {
+namespace {
 
-std::span<const OpEntry> math_ops() {
-  static const std::vector<OpEntry> ops = [] {
-    std::vector<OpEntry> v;
-    for (auto list : {math::arithmetic_ops(), math::unary_ops(), math::activation_ops(),
-                      math::binary_ops(), math::reduce_ops(), math::softmax_ops(), math::cast_ops(),
-                      math::loss_ops(), math::misc_ops(), math::signal_ops()}) {
-      v.insert(v.end(), list.begin(), list.end());
-    }
-    return v;
-  }();
-  return ops;
-}
+constexpr OpEntry kOps[] = {
+    {"Add", math::build_add_op},
+    {"Sub", math::build_sub_op},
+    {"Mul", math::build_mul_op},
+    {"Div", math::build_div_op},
+    {"Pow", math::build_pow_op},
+    {"Equal", math::build_equal_op},
+    {"Where", math::build_where_op},
+    {"Sqrt", math::build_sqrt_op},
+    {"Erf", math::build_erf_op},
+    {"Tanh", math::build_tanh_op},
+    {"Relu", math::build_relu_op},
+    {"Sigmoid", math::build_sigmoid_op},
+    {"Gelu", math::build_gelu_op},
+    {"Abs", math::build_abs_op},
+    {"Neg", math::build_neg_op},
+    {"Sign", math::build_sign_op},
+    {"Exp", math::build_exp_op},
+    {"Log", math::build_log_op},
+    {"Reciprocal", math::build_reciprocal_op},
+    {"Floor", math::build_floor_op},
+    {"Ceil", math::build_ceil_op},
+    {"Round", math::build_round_op},
+    {"Sin", math::build_sin_op},
+    {"Cos", math::build_cos_op},
+    {"Tan", math::build_tan_op},
+    {"Asin", math::build_asin_op},
+    {"Acos", math::build_acos_op},
+    {"Atan", math::build_atan_op},
+    {"Sinh", math::build_sinh_op},
+    {"Cosh", math::build_cosh_op},
+    {"Asinh", math::build_asinh_op},
+    {"Acosh", math::build_acosh_op},
+    {"Atanh", math::build_atanh_op},
+    {"IsNaN", math::build_is_na_n_op},
+    {"IsInf", math::build_is_inf_op},
+    {"Not", math::build_not_op},
+    {"BitwiseNot", math::build_bitwise_not_op},
+    {"Clip", math::build_clip_op},
+    {"HardSigmoid", math::build_hard_sigmoid_op},
+    {"HardSwish", math::build_hard_swish_op},
+    {"LeakyRelu", math::build_leaky_relu_op},
+    {"Elu", math::build_elu_op},
+    {"Selu", math::build_selu_op},
+    {"Celu", math::build_celu_op},
+    {"ThresholdedRelu", math::build_thresholded_relu_op},
+    {"Shrink", math::build_shrink_op},
+    {"Softplus", math::build_softplus_op},
+    {"Softsign", math::build_softsign_op},
+    {"Mish", math::build_mish_op},
+    {"PRelu", math::build_p_relu_op},
+    {"Greater", math::build_greater_op},
+    {"Less", math::build_less_op},
+    {"GreaterOrEqual", math::build_greater_or_equal_op},
+    {"LessOrEqual", math::build_less_or_equal_op},
+    {"And", math::build_and_op},
+    {"Or", math::build_or_op},
+    {"Xor", math::build_xor_op},
+    {"BitwiseAnd", math::build_bitwise_and_op},
+    {"BitwiseOr", math::build_bitwise_or_op},
+    {"BitwiseXor", math::build_bitwise_xor_op},
+    {"BitShift", math::build_bit_shift_op},
+    {"Mod", math::build_mod_op},
+    {"Max", math::build_max_op},
+    {"Min", math::build_min_op},
+    {"Sum", math::build_sum_op},
+    {"Mean", math::build_mean_op},
+    {"MeanVarianceNormalization", math::build_mean_variance_normalization_op},
+    {"ReduceSum", math::build_reduce_sum_op},
+    {"ReduceMean", math::build_reduce_mean_op},
+    {"ReduceMax", math::build_reduce_max_op},
+    {"ReduceMin", math::build_reduce_min_op},
+    {"ReduceProd", math::build_reduce_prod_op},
+    {"ReduceL1", math::build_reduce_l1_op},
+    {"ReduceL2", math::build_reduce_l2_op},
+    {"ReduceLogSum", math::build_reduce_log_sum_op},
+    {"ReduceLogSumExp", math::build_reduce_log_sum_exp_op},
+    {"ReduceSumSquare", math::build_reduce_sum_square_op},
+    {"ArgMax", math::build_arg_max_op},
+    {"ArgMin", math::build_arg_min_op},
+    {"CumSum", math::build_cum_sum_op},
+    {"Softmax", math::build_softmax_op},
+    {"LogSoftmax", math::build_log_softmax_op},
+    {"Hardmax", math::build_hardmax_op},
+    {"Cast", math::build_cast_op},
+    {"CastLike", math::build_cast_like_op},
+    {"NegativeLogLikelihoodLoss", math::build_negative_log_likelihood_loss_op},
+    {"SoftmaxCrossEntropyLoss", math::build_softmax_cross_entropy_loss_op},
+    {"Dropout", math::build_dropout_op},
+    {"Det", math::build_det_op},
+    {"HannWindow", math::build_hann_window_op},
+    {"HammingWindow", math::build_hamming_window_op},
+    {"BlackmanWindow", math::build_blackman_window_op},
+    {"MelWeightMatrix", math::build_mel_weight_matrix_op},
+    {"DFT", math::build_dft_op},
+    {"STFT", math::build_stft_op},
+};
+
+}  // namespace
+
+std::span<const OpEntry> math_ops() { return kOps; }
 
 }  // namespace onnx_prepack::runtime

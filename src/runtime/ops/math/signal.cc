@@ -183,14 +183,13 @@ Result<std::unique_ptr<Kernel>> build_mel_weight_matrix(BuildContext& ctx) {
   return std::unique_ptr<Kernel>();
 }
 
-constexpr OpEntry kOps[] = {
-    {"MelWeightMatrix", build_mel_weight_matrix},
-    {"DFT", build_dft},
-    {"STFT", build_stft},
-};
-
 }  // namespace
 
-std::span<const OpEntry> signal_ops() { return kOps; }
+// The builders math/registry.cc lists (math_ops.h).
+Result<std::unique_ptr<Kernel>> build_mel_weight_matrix_op(BuildContext& ctx) {
+  return build_mel_weight_matrix(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_dft_op(BuildContext& ctx) { return build_dft(ctx); }
+Result<std::unique_ptr<Kernel>> build_stft_op(BuildContext& ctx) { return build_stft(ctx); }
 
 }  // namespace onnx_prepack::runtime::math

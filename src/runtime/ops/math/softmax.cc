@@ -133,14 +133,13 @@ Result<std::unique_ptr<Kernel>> build(BuildContext& ctx) {
   return k;
 }
 
-constexpr OpEntry kOps[] = {
-    {"Softmax", build_softmax},
-    {"LogSoftmax", build<false>},
-    {"Hardmax", build<true>},
-};
-
 }  // namespace
 
-std::span<const OpEntry> softmax_ops() { return kOps; }
+// The builders math/registry.cc lists (math_ops.h).
+Result<std::unique_ptr<Kernel>> build_softmax_op(BuildContext& ctx) { return build_softmax(ctx); }
+Result<std::unique_ptr<Kernel>> build_log_softmax_op(BuildContext& ctx) {
+  return build<false>(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_hardmax_op(BuildContext& ctx) { return build<true>(ctx); }
 
 }  // namespace onnx_prepack::runtime::math

@@ -172,19 +172,36 @@ Result<std::unique_ptr<Kernel>> build_bitwise_not(BuildContext& ctx) {
   return k;
 }
 
-constexpr OpEntry kOps[] = {
-    {"Abs", build_abs},     {"Neg", build_neg},     {"Sign", build_sign},
-    {"Exp", build_exp},     {"Log", build_log},     {"Reciprocal", build_reciprocal},
-    {"Floor", build_floor}, {"Ceil", build_ceil},   {"Round", build_round},
-    {"Sin", build_sin},     {"Cos", build_cos},     {"Tan", build_tan},
-    {"Asin", build_asin},   {"Acos", build_acos},   {"Atan", build_atan},
-    {"Sinh", build_sinh},   {"Cosh", build_cosh},   {"Asinh", build_asinh},
-    {"Acosh", build_acosh}, {"Atanh", build_atanh}, {"IsNaN", build_isnan},
-    {"IsInf", build_isinf}, {"Not", build_not},     {"BitwiseNot", build_bitwise_not},
-};
-
 }  // namespace
 
-std::span<const OpEntry> unary_ops() { return kOps; }
+// The builders math/registry.cc lists (math_ops.h).
+Result<std::unique_ptr<Kernel>> build_abs_op(BuildContext& ctx) { return build_abs(ctx); }
+Result<std::unique_ptr<Kernel>> build_neg_op(BuildContext& ctx) { return build_neg(ctx); }
+Result<std::unique_ptr<Kernel>> build_sign_op(BuildContext& ctx) { return build_sign(ctx); }
+Result<std::unique_ptr<Kernel>> build_exp_op(BuildContext& ctx) { return build_exp(ctx); }
+Result<std::unique_ptr<Kernel>> build_log_op(BuildContext& ctx) { return build_log(ctx); }
+Result<std::unique_ptr<Kernel>> build_reciprocal_op(BuildContext& ctx) {
+  return build_reciprocal(ctx);
+}
+Result<std::unique_ptr<Kernel>> build_floor_op(BuildContext& ctx) { return build_floor(ctx); }
+Result<std::unique_ptr<Kernel>> build_ceil_op(BuildContext& ctx) { return build_ceil(ctx); }
+Result<std::unique_ptr<Kernel>> build_round_op(BuildContext& ctx) { return build_round(ctx); }
+Result<std::unique_ptr<Kernel>> build_sin_op(BuildContext& ctx) { return build_sin(ctx); }
+Result<std::unique_ptr<Kernel>> build_cos_op(BuildContext& ctx) { return build_cos(ctx); }
+Result<std::unique_ptr<Kernel>> build_tan_op(BuildContext& ctx) { return build_tan(ctx); }
+Result<std::unique_ptr<Kernel>> build_asin_op(BuildContext& ctx) { return build_asin(ctx); }
+Result<std::unique_ptr<Kernel>> build_acos_op(BuildContext& ctx) { return build_acos(ctx); }
+Result<std::unique_ptr<Kernel>> build_atan_op(BuildContext& ctx) { return build_atan(ctx); }
+Result<std::unique_ptr<Kernel>> build_sinh_op(BuildContext& ctx) { return build_sinh(ctx); }
+Result<std::unique_ptr<Kernel>> build_cosh_op(BuildContext& ctx) { return build_cosh(ctx); }
+Result<std::unique_ptr<Kernel>> build_asinh_op(BuildContext& ctx) { return build_asinh(ctx); }
+Result<std::unique_ptr<Kernel>> build_acosh_op(BuildContext& ctx) { return build_acosh(ctx); }
+Result<std::unique_ptr<Kernel>> build_atanh_op(BuildContext& ctx) { return build_atanh(ctx); }
+Result<std::unique_ptr<Kernel>> build_is_na_n_op(BuildContext& ctx) { return build_isnan(ctx); }
+Result<std::unique_ptr<Kernel>> build_is_inf_op(BuildContext& ctx) { return build_isinf(ctx); }
+Result<std::unique_ptr<Kernel>> build_not_op(BuildContext& ctx) { return build_not(ctx); }
+Result<std::unique_ptr<Kernel>> build_bitwise_not_op(BuildContext& ctx) {
+  return build_bitwise_not(ctx);
+}
 
 }  // namespace onnx_prepack::runtime::math
