@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "runtime/weights.h"
+
 namespace onnx_prepack::runtime {
 
 Workspace::~Workspace() {
@@ -180,6 +182,22 @@ std::vector<std::string> supported_ops() {
   }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+Result<PreparedPack> BuildContext::prepare_weight(
+    int index, std::function<Status(std::span<uint8_t>)> pack) const {
+  if (weights_ == nullptr) return PreparedPack{};
+  const ValueDesc& v = input(index);
+  WeightRequest r;
+  r.node = &node_;
+  r.input = index;
+  r.source = v.name;
+  r.value = v.value;
+  r.model_type = v.model_dtype;
+  r.pack = std::move(pack);
+  Result<PreparedPack> got = weights_->prepare_pack(r);
+  if (!got.ok()) return got.status().with_context(where());
+  return got;
 }
 
 }  // namespace onnx_prepack::runtime

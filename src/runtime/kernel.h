@@ -100,6 +100,7 @@ class FnKernel final : public Kernel {
 // a prepared (packed) form, from the cache or packed now. Implemented by the
 // executor; null when weight preparation is disabled.
 class WeightPreparer;
+struct PreparedPack;
 
 // What an If/Loop/Scan builder needs to plan its subgraphs (runtime/subgraph.h).
 struct SubgraphEnv;
@@ -185,6 +186,13 @@ class BuildContext {
   float attr_float(std::string_view name, float fallback) const;
   std::optional<std::vector<int64_t>> attr_ints(std::string_view name) const;
   std::string attr_string(std::string_view name, std::string fallback) const;
+
+  // The session's preparation of input `index` (a constant initializer) as a
+  // packed weight: the one request every consumer makes (runtime/weights.h).
+  // `pack`, when set, fills a miss from the consumer's own constants. Empty
+  // bytes: not prepared (no preparer, or the family does not pack it).
+  Result<PreparedPack> prepare_weight(int index,
+                                      std::function<Status(std::span<uint8_t>)> pack = {}) const;
 
   // "node 'name' (Op)": prefix for errors.
   std::string where() const;

@@ -29,15 +29,8 @@ class OwnedFilter final : public PreparedConvFilter {
 // The session's pack of the filter (null: none, the caller packs it): a hit
 // in any format the kernels at this level read, its rows in mr().
 Result<std::shared_ptr<const PreparedConvFilter>> prepared_filter(BuildContext& ctx, int index) {
-  const ValueDesc& w = ctx.input(index);
-  WeightRequest req;
-  req.node = &ctx.node();
-  req.input = index;
-  req.source = w.name;
-  req.value = w.value;
-  auto r = ctx.weights()->prepare_pack(req);
-  if (!r.ok()) return r.status().with_context(ctx.where());
-  auto f = packed_conv_filter(*r);
+  OP_ASSIGN_OR_RETURN(PreparedPack r, ctx.prepare_weight(index));
+  auto f = packed_conv_filter(r);
   if (!f.ok()) return f.status().with_context(ctx.where());
   return f;
 }

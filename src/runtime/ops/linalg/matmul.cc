@@ -20,16 +20,10 @@ Result<std::shared_ptr<const PreparedB>> prepared_b(BuildContext& ctx, int index
     return std::shared_ptr<const PreparedB>();
   }
   if (ctx.weights() != nullptr && b.is_initializer) {
-    WeightRequest req;
-    req.node = &ctx.node();
-    req.input = index;
-    req.source = b.name;
-    req.value = b.value;
-    auto r = ctx.weights()->prepare_pack(req);
-    if (!r.ok()) return r.status().with_context(ctx.where());
+    OP_ASSIGN_OR_RETURN(PreparedPack r, ctx.prepare_weight(index));
     const int64_t k = transposed ? b.shape[1] : b.shape[0],
                   n = transposed ? b.shape[0] : b.shape[1];
-    auto prepared = packed_b(*r, k, n);
+    auto prepared = packed_b(r, k, n);
     if (!prepared.ok()) return prepared.status().with_context(ctx.where());
     return prepared;
   }

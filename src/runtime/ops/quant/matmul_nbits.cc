@@ -170,19 +170,13 @@ Result<std::shared_ptr<const uint8_t>> pack_matmul_nbits(const BuildContext& ctx
   const bool initializers = ctx.input(1).is_initializer && ctx.input(2).is_initializer &&
                             (!ctx.has_input(3) || ctx.input(3).is_initializer);
   if (ctx.weights() != nullptr && initializers) {
-    WeightRequest r;
-    r.node = &ctx.node();
-    r.input = 1;
-    r.source = ctx.input(1).name;
-    r.value = ctx.input_value(1);
     const uint64_t bytes = pack::q_gemm_b_payload_bytes(p.shape);
-    r.pack = [&](std::span<uint8_t> out) {
+    auto got = ctx.prepare_weight(1, [&](std::span<uint8_t> out) {
       if (out.size() != bytes) return internal_error("MatMulNBits pack size differs");
       fill_matmul_nbits(ctx, p, out.data());
       return ok_status();
-    };
-    auto got = ctx.weights()->prepare_pack(r);
-    if (!got.ok()) return got.status().with_context(ctx.where());
+    });
+    if (!got.ok()) return got.status();
     if (!got->bytes.empty() && got->bytes.size() == bytes) {
       return std::shared_ptr<const uint8_t>(got->keep_alive, got->bytes.data());
     }
