@@ -102,6 +102,7 @@ int cmd_compile(int argc, char** argv) {
   options.lift_constants = !args->has("no-lift-constants");
   options.threads = uint32_t(*threads);
   options.memo = !args->has("no-memo");
+  options.reference_source_data = args->has("reference-source-data");
   options.memo_dir = args->get("memo-dir").value_or("");
   options.progress = progress;
   auto summary = compile_model(args->positionals()[0], *args->get("output"), options);

@@ -72,6 +72,8 @@ std::vector<CommandSpec> make_specs() {
         {"threads", "N", "0 (hardware threads)", "pool for hashing and packing, 0..1024"},
         {"memo-dir", "DIR", kMemoDefault, "where to record the digests just computed"},
         {"no-memo", "", "off (digests are recorded)", "record no memo"},
+        {"reference-source-data", "", "off (OUT stands alone)",
+         "keep referencing MODEL's external data files in OUT's folder instead of copying them"},
         json_option("print the summary as JSON, with the files written")},
        {"onnx-prepack compile model.onnx -o model.compiled.onnx",
         "onnx-prepack compile model.onnx -o out.onnx --target x86_64-v3 --target x86_64-v4",

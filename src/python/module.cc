@@ -46,7 +46,7 @@ std::unique_ptr<format::Model> load_model(const py::object& model, const py::obj
 
 py::object py_compile(const py::object& src, const py::object& dst, const py::object& targets,
                       const std::string& digest, bool lift_constants, uint32_t threads, bool memo,
-                      const py::object& memo_dir) {
+                      const py::object& memo_dir, bool reference_source_data) {
   CompileOptions o;
   if (!targets.is_none()) {
     o.targets.clear();
@@ -61,6 +61,7 @@ py::object py_compile(const py::object& src, const py::object& dst, const py::ob
   o.threads = threads;
   o.memo = memo;
   if (!memo_dir.is_none()) o.memo_dir = fspath(memo_dir);
+  o.reference_source_data = reference_source_data;
   const std::string s = fspath(src), d = fspath(dst);
   Result<CompileSummary> r = internal_error("unreachable");
   {
@@ -143,9 +144,9 @@ PYBIND11_MODULE(_onnx_prepack, m) {
   m.def("compile", &py_compile, py::arg("src"), py::arg("dst"), py::arg("targets") = py::none(),
         py::arg("digest") = "blake3", py::arg("lift_constants") = true,
         py::arg("threads") = kDefaultThreads, py::arg("memo") = true,
-        py::arg("memo_dir") = py::none(),
-        "Packs every eligible MatMul/Gemm B for each target and writes dst; returns "
-        "`compile --json`.");
+        py::arg("memo_dir") = py::none(), py::arg("reference_source_data") = false,
+        "Packs every eligible weight (every pack family) for each target and writes dst, which "
+        "stands alone unless reference_source_data; returns `compile --json`.");
   m.def("explain", &py_explain, py::arg("path"),
         py::arg("verify") = std::string(verify_policy_name(kDefaultVerifyPolicy)),
         py::arg("arch") = py::none(), py::arg("cache") = py::none(),

@@ -176,7 +176,8 @@ class InferenceSession:
 
 def compile(src: _Path, dst: _Path, targets: str | Sequence[str] | None = None,  # noqa: A001
             digest: str = "blake3", lift_constants: bool = True, threads: int = 0,
-            memo: bool = True, memo_dir: _Path | None = None) -> dict[str, Any]: ...
+            memo: bool = True, memo_dir: _Path | None = None,
+            reference_source_data: bool = False) -> dict[str, Any]: ...
 def explain(path: _Path, verify: str = "full", arch: str | None = None,
             cache: _Path | None = None, memo_dir: _Path | None = None,
             inputs: Sequence[str] = ()) -> dict[str, Any]: ...
