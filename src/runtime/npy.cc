@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "base/atomic_file.h"
+#include "base/mapped_file.h"
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -67,7 +68,7 @@ std::string dict_value(const std::string& h, const std::string& key) {
 
 }  // namespace
 
-Result<HostTensor> parse_npy(const std::string& b, const std::string& ctx) {
+Result<HostTensor> parse_npy(std::string_view b, const std::string& ctx) {
   if (b.size() < 10 || std::memcmp(b.data(), "\x93NUMPY", 6) != 0) {
     return invalid_argument(ctx + ": not a .npy file (bad magic)");
   }
@@ -86,7 +87,7 @@ Result<HostTensor> parse_npy(const std::string& b, const std::string& ctx) {
   }
   if (hstart + hlen > b.size())
     return invalid_argument(ctx + ": header runs past the end of the file");
-  std::string h = b.substr(hstart, hlen);
+  std::string h(b.substr(hstart, hlen));
   std::string descr = dict_value(h, "descr");
   std::string fortran = dict_value(h, "fortran_order");
   std::string shape_text = dict_value(h, "shape");
@@ -138,8 +139,18 @@ Result<HostTensor> parse_npy(const std::string& b, const std::string& ctx) {
 }
 
 Result<HostTensor> read_npy(const std::string& path) {
+  // Mapped, not read: the header and the size are checked before anything is
+  // allocated, and the data is copied once, into the tensor.
+  Result<std::shared_ptr<base::MappedFile>> mapped = base::MappedFile::open(path);
+  if (mapped.ok()) {
+    const std::span<const uint8_t> b = (*mapped)->bytes();
+    return parse_npy(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()), path);
+  }
+  if (mapped.status().code() != StatusCode::kInvalidArgument) return mapped.status();
+  // Not a regular file (a pipe): read it, within the same limit as before.
   OP_ASSIGN_OR_RETURN(auto bytes, base::read_file(path, uint64_t(1) << 36));
-  return parse_npy(std::string(bytes.begin(), bytes.end()), path);
+  return parse_npy(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                   path);
 }
 
 Result<HostTensor> read_npy_as(const std::string& path, int32_t want) {

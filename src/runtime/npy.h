@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "onnx_prepack/status.h"
 #include "runtime/tensor.h"
@@ -15,7 +16,7 @@ Result<HostTensor> read_npy(const std::string& path);
 // takes the raw container of its bits (ml_dtypes' void descr, or uint16 /
 // uint8). Any other type is returned as read (the session checks it).
 Result<HostTensor> read_npy_as(const std::string& path, int32_t want);
-Result<HostTensor> parse_npy(const std::string& bytes, const std::string& context);
+Result<HostTensor> parse_npy(std::string_view bytes, const std::string& context);
 std::string encode_npy(const Tensor& t);  // version 1.0 (2.0 when the header needs it)
 Status write_npy(const std::string& path, const Tensor& t);
 

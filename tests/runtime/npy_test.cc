@@ -3,8 +3,11 @@
 #include "runtime/npy.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstring>
+#include <fstream>
 
 #include "testing/test_models.h"
 
@@ -137,6 +140,41 @@ TEST(Npy, NarrowFloatInputsTakeTheirBits) {
   // docs/cli.md), and reads back as bfloat16 for a bfloat16 input.
   HostTensor b = HostTensor::allocate(kBfloat16, {2});
   EXPECT_NE(encode_npy(b.view()).find("'descr': '<u2'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace onnx_prepack::runtime
+
+namespace onnx_prepack::runtime {
+namespace {
+
+// An 8 GiB (sparse) file whose header is wrong, or whose size does not match
+// its header, fails at once: the header is checked before anything is read
+// or allocated.
+TEST(Npy, HeaderIsCheckedBeforeTheDataIsRead) {
+  testing::TempDir dir;
+  const std::string path = dir.file("big.npy");
+  const uint64_t size = uint64_t(8) << 30;
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }";
+  dict.append(128 - 10 - dict.size() - 1, ' ');
+  dict.push_back('\n');
+  std::string valid = std::string("\x93NUMPY\x01\x00", 8);
+  valid.push_back(char(dict.size() & 0xff));
+  valid.push_back(char(dict.size() >> 8));
+  valid += dict;  // a [3] float header: 12 data bytes, not 8 GiB
+  for (const std::string& head : {std::string("NOTNUMPY"), valid}) {
+    {
+      std::ofstream f(path, std::ios::binary | std::ios::trunc);
+      f.write(head.data(), std::streamsize(head.size()));
+    }
+    ASSERT_EQ(::truncate(path.c_str(), off_t(size)), 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    Result<HostTensor> r = read_npy(path);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find(path), std::string::npos) << r.status().message();
+    EXPECT_LT(s, 1.0);
+  }
 }
 
 }  // namespace
