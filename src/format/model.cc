@@ -112,6 +112,10 @@ Status check_external_location(std::string_view loc) {
       return invalid_argument("external data location '" + std::string(loc) +
                               "' escapes the model's folder with '..'");
     }
+    if (end == loc.size() && (part.empty() || part == ".")) {
+      return invalid_argument("external data location '" + std::string(loc) +
+                              "' names a folder, not a file");
+    }
     start = end + 1;
   }
   return ok_status();
