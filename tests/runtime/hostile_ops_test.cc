@@ -701,5 +701,57 @@ TEST(HostileOps, EinsumDirectLoopPastTheWorkBoundIsRefused) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
 }
 
+TEST(HostileOps, PlanTimeLoopWhoseCarriedShapeGrowsIsBounded) {
+  // Loop(M = 10^6, cond = true, v = [1]): the body appends one element to v
+  // at every iteration, so every iteration has a new shape and a new plan.
+  OneNode m("Loop", "grow", 13);
+  m.ints("M", {1000000}, true);
+  onnx::TensorProto cond;
+  cond.set_name("cond");
+  cond.set_data_type(kBool);
+  cond.add_int32_data(1);
+  *m.g->add_initializer() = cond;
+  m.n->add_input("cond");
+  onnx::TensorProto v0;
+  v0.set_name("v0");
+  v0.set_data_type(kFloat);
+  v0.add_dims(1);
+  v0.add_float_data(1.0f);
+  *m.g->add_initializer() = v0;
+  m.n->add_input("v0");
+  m.output("v");
+  onnx::GraphProto* body = m.attr("body", onnx::AttributeProto::GRAPH)->mutable_g();
+  body->set_name("body");
+  for (const char* in : {"i", "c", "v_in"}) body->add_input()->set_name(in);
+  auto* id = body->add_node();
+  id->set_op_type("Identity");
+  id->add_input("c");
+  id->add_output("c_out");
+  auto* cat = body->add_node();
+  cat->set_op_type("Concat");
+  cat->add_input("v_in");
+  cat->add_input("one");
+  cat->add_output("v_out");
+  onnx::TensorProto one;
+  one.set_name("one");
+  one.set_data_type(kFloat);
+  one.add_dims(1);
+  one.add_float_data(1.0f);
+  *body->add_initializer() = one;
+  auto* axis = cat->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(0);
+  body->add_output()->set_name("c_out");
+  body->add_output()->set_name("v_out");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = plan_and_run(m, {});
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("'grow'"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("planned"), std::string::npos) << r.status().message();
+  EXPECT_LT(s, 10.0);
+}
+
 }  // namespace
 }  // namespace onnx_prepack::runtime

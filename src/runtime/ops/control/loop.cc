@@ -17,8 +17,10 @@ namespace {
 
 // Iterations run at plan time before giving up (a condition that never turns false).
 constexpr int64_t kMaxPlanTimeIterations = int64_t(1) << 24;
-// Bytes of scan output slices gathered at plan time before giving up.
-constexpr uint64_t kMaxPlanTimeScanBytes = uint64_t(4) << 30;
+// Plans of the body at plan time (one per distinct set of carried shapes, or
+// one per iteration when the body needs its inputs' values): a carried shape
+// that grows at every iteration would otherwise plan millions of times.
+constexpr int64_t kMaxPlanTimePlans = int64_t(1) << 14;
 
 size_t nbytes_of(int32_t dtype, const Shape& shape) {
   return size_t(shape_numel(shape)) * dtype_size(dtype);
@@ -57,7 +59,7 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
     outer.push_back(ctx.implicit_input(j).value->data);
   std::vector<std::vector<HostTensor>> scans(size_t(ls.scans));
   int64_t it = 0;
-  uint64_t scan_bytes = 0;
+  int64_t plans = 0;
   std::unique_ptr<Subgraph> reusable;
   std::vector<Shape> reusable_shapes;
   bool needs_pinning = false;
@@ -74,6 +76,11 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
     }
     if (pin) {
       for (size_t i = 0; i < formal.size(); ++i) formal[i].value = &views[i];
+    }
+    if (++plans > kMaxPlanTimePlans) {
+      return ctx.error("the body was planned " + std::to_string(kMaxPlanTimePlans) +
+                       " times at plan time (its loop-carried shapes change at every "
+                       "iteration); refused rather than planned without end");
     }
     return Subgraph::plan(ctx, body, formal);
   };
@@ -110,7 +117,10 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
     std::vector<HostTensor> results;
     std::vector<void*> out_ptrs;
     for (const auto& o : outs) {
-      results.push_back(HostTensor::allocate(o.dtype, o.shape));
+      // Carried values and gathered scan slices count against the memory budget.
+      OP_ASSIGN_OR_RETURN(HostTensor t,
+                          HostTensor::try_allocate(o.dtype, o.shape, ctx.where() + " body output"));
+      results.push_back(std::move(t));
       out_ptrs.push_back(results.back().mutable_data());
     }
     std::vector<const void*> formal{iter.data(), c.data()};
@@ -127,11 +137,6 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
         return ctx.error("scan output " + std::to_string(k) + " changes shape from " +
                          shape_string(scans[size_t(k)][0].shape()) + " to " +
                          shape_string(s.shape()));
-      }
-      scan_bytes += s.nbytes();
-      if (scan_bytes > kMaxPlanTimeScanBytes) {
-        return ctx.error("scan outputs pass " + std::to_string(kMaxPlanTimeScanBytes >> 30) +
-                         " GiB at plan time");
       }
       scans[size_t(k)].push_back(std::move(s));
     }
