@@ -11,7 +11,7 @@
 #include "cli/spec.h"
 #include "cli/text.h"
 #include "engine/explain.h"
-#include "pack/q_gemm_b.h"
+#include "pack/pack_family.h"
 
 namespace onnx_prepack::cli {
 namespace {

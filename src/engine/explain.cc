@@ -5,7 +5,6 @@
 #include "base/thread_pool.h"
 #include "device/cpu_features.h"
 #include "pack/pack_family.h"
-#include "pack/q_gemm_b.h"
 
 namespace onnx_prepack::engine {
 namespace {

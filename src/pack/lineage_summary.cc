@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "pack/q_gemm_b.h"
+#include "pack/pack_family.h"
 
 namespace onnx_prepack::pack {
 

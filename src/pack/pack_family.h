@@ -147,6 +147,10 @@ struct ScopedNode {
 void for_each_scoped_node(const onnx::GraphProto& g,
                           const std::function<void(const ScopedNode&)>& fn);
 
+// "role=name (digest 0123abcd...)" and "attr=value" items of an entry's
+// lineage (any family's), for diagnostics; empty when it has none.
+std::vector<std::string> lineage_summary(const onnx::CompiledTensorProto& entry);
+
 // The model's content function: canonical raw bytes of each initializer
 // (converted from typed fields, copied when unaligned; the copies live as long
 // as the returned function).

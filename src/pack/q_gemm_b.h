@@ -69,11 +69,3 @@ std::optional<QGemmBJob> q_gemm_b_job(const format::Model& model, const onnx::No
 Status q_gemm_b_pack_job(const format::Model& model, const QGemmBJob& job, std::span<uint8_t> out);
 
 }  // namespace onnx_prepack::pack
-
-namespace onnx_prepack::pack {
-
-// "role=name (digest 0123abcd...)" and "attr=value" items of an entry's lineage,
-// for diagnostics; empty when it has none.
-std::vector<std::string> lineage_summary(const onnx::CompiledTensorProto& entry);
-
-}  // namespace onnx_prepack::pack
