@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "onnx_prepack/options.hpp"
+
 namespace onnx_prepack::cli {
 namespace {
 
@@ -46,7 +48,8 @@ std::vector<CommandSpec> make_specs() {
        "MODEL",
        {{"arch", "STR", "the detected host",
          "pretend the host is exactly this architecture (x86_64-v3, x86_64-avx2-fma)"},
-        {"verify", "full|memo|off", "full", "source digest policy (SPEC 7.2)"},
+        {"verify", "full|memo|off", verify_policy_name(kDefaultVerifyPolicy),
+         "source digest policy (SPEC 7.2)"},
         {"cache", "DIR", "off", "also consult this cache store (read-only) after the model misses"},
         {"memo-dir", "DIR", kMemoDefault, "memo store folder for --verify memo"},
         {"input", "NAME", "none",
@@ -90,11 +93,12 @@ std::vector<CommandSpec> make_specs() {
         {"output-dir", "DIR", "none (outputs are not written)",
          "write each output as DIR/NAME.npy"},
         {"cache", "DIR|off", "off", "write-back cache store (created if missing)"},
-        {"verify", "full|memo|off", "full", "source digest policy (SPEC 7.2)"},
+        {"verify", "full|memo|off", verify_policy_name(kDefaultVerifyPolicy),
+         "source digest policy (SPEC 7.2)"},
         {"threads", "N", "0 (all cores)", "size of the one thread pool, 0..1024"},
         {"repeat", "N", "0", "steady runs after the first; the median is reported"},
         {"seed", "N", "1", "seed of the random inputs"},
-        {"weights", "packed|plain", "packed",
+        {"weights", "packed|plain", weight_mode_name(kDefaultWeightMode),
          "plain skips the resolver and packs B at every run (comparison only)"},
         {"memo-dir", "DIR", kMemoDefault, "memo records for --verify memo"},
         {"cache-max-mib", "N", "4096", "size bound of the cache store in MiB (0 = unbounded)"},
