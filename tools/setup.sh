@@ -10,7 +10,7 @@ packages=(
   googletest libgtest-dev libbenchmark-dev
   clang libclang-rt-14-dev clang-format
   python3 python3-onnx python3-numpy python3-protobuf
-  python3-dev pybind11-dev python3-pytest patchelf
+  python3-dev pybind11-dev python3-pytest patchelf python3-venv
   b3sum libopenblas-dev libonnx-testdata
 )
 # The machine may bring its own Node.js (then Debian's npm conflicts with it).
