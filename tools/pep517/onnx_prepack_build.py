@@ -105,6 +105,20 @@ def _write_wheel(package, wheel_directory):
     return wheel_name
 
 
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    # Without this hook pip builds the whole wheel once just to read its metadata.
+    version = _version()
+    dist_info = f"{NAME}-{version}.dist-info"
+    os.makedirs(os.path.join(metadata_directory, dist_info), exist_ok=True)
+    py, abi, plat = _tag()
+    with open(os.path.join(metadata_directory, dist_info, "METADATA"), "w") as f:
+        f.write(_metadata(version))
+    with open(os.path.join(metadata_directory, dist_info, "WHEEL"), "w") as f:
+        f.write("Wheel-Version: 1.0\nGenerator: onnx_prepack_build\n"
+                f"Root-Is-Purelib: false\nTag: {py}-{abi}-{plat}\n")
+    return dist_info
+
+
 def get_requires_for_build_wheel(config_settings=None):
     return []
 
