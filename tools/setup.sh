@@ -11,7 +11,7 @@ packages=(
   clang libclang-rt-14-dev clang-format
   python3 python3-onnx python3-numpy python3-protobuf
   python3-dev pybind11-dev python3-pytest patchelf python3-venv
-  b3sum libopenblas-dev libonnx-testdata
+  b3sum libopenblas-dev libonnx-testdata time
 )
 # The machine may bring its own Node.js (then Debian's npm conflicts with it).
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

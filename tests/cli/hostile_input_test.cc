@@ -72,6 +72,46 @@ TEST(HostileInput, HugeRandomInputIsRefusedAgainstTheMemoryBudget) {
   EXPECT_NE(out.find("memory budget"), std::string::npos) << out;
 }
 
+// Resize x [1, 1, 1, 4] by 2.5e7 along the last axis: the tap tables alone
+// would take 5.6 GB. Under a 256 MiB budget the plan fails naming Resize's
+// tables before they are built (peak RSS stays small).
+TEST(HostileInput, ResizeTablesStayWithinTheBudget) {
+  testing::TempDir dir;
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* x = g->add_input();
+  x->set_name("x");
+  x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {1, 1, 1, 4})
+    x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  *g->add_initializer() = testing::float_tensor("scales", {4}, {1, 1, 1, 2.5e7f});
+  auto* n = g->add_node();
+  n->set_op_type("Resize");
+  n->set_name("up");
+  for (const char* in : {"x", "", "scales"}) n->add_input(in);
+  n->add_output("y");
+  auto* mode = n->add_attribute();
+  mode->set_name("mode");
+  mode->set_type(onnx::AttributeProto::STRING);
+  mode->set_s("linear");
+  g->add_output()->set_name("y");
+  testing::write_bytes(dir.file("resize.onnx"), m.SerializeAsString());
+  std::string out;
+  EXPECT_EQ(testing::run_command("ONNX_PREPACK_MEMORY_BUDGET=256M /usr/bin/time -f 'rss %M' " +
+                                     cli() + " run " + dir.file("resize.onnx") + " 2>&1",
+                                 &out),
+            2)
+      << out;
+  EXPECT_NE(out.find("node 'up' (Resize)"), std::string::npos) << out;
+  EXPECT_NE(out.find("memory budget"), std::string::npos) << out;
+  const size_t at = out.find("rss ");
+  ASSERT_NE(at, std::string::npos) << out;
+  EXPECT_LT(std::stoll(out.substr(at + 4)), (256 + 64) * 1024) << out;  // KiB
+}
+
 TEST(HostileInput, NamedPipesAreRefusedWithoutBlocking) {
   testing::TempDir dir;
   ASSERT_EQ(::mkfifo(dir.file("pipe.onnx").c_str(), 0644), 0);

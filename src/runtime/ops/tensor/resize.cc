@@ -97,14 +97,29 @@ double kernel_weight(const ResizeOptions& o, double d) {
   return 0;
 }
 
-// Taps an interpolating output point reads before clamping: 2 - 2 * start
-// (a wide antialias kernel on a strong downscale reads many).
-int64_t raw_taps(const ResizeOptions& o, double scale) {
-  if (o.mode == Mode::kNearest) return 1;
-  double support = o.mode == Mode::kLinear ? 1 : 2;
-  double s = o.antialias ? std::min(scale, 1.0) : 1.0;
-  double start = std::floor(-support / s) + 1;
-  return !(start > -4.6e18) ? std::numeric_limits<int64_t>::max() : int64_t(2 - 2 * start);
+// The kernel's footprint on the input axis, the same for every output point:
+// sample scale `s` and the raw taps [base + start, base + start + n) read
+// before clamping (a wide antialias kernel on a strong downscale reads many).
+// `n` saturates at INT64_MAX, which no work bound admits.
+struct KernelSpan {
+  double s = 1.0;
+  int64_t start = 0;
+  int64_t n = 1;
+};
+
+KernelSpan kernel_span(const ResizeOptions& o, double scale) {
+  KernelSpan k;
+  if (o.mode == Mode::kNearest) return k;
+  const double support = o.mode == Mode::kLinear ? 1 : 2;
+  k.s = o.antialias ? std::min(scale, 1.0) : 1.0;
+  const double start = std::floor(-support / k.s) + 1;
+  if (!(start > -4.6e18)) {
+    k.n = std::numeric_limits<int64_t>::max();
+    return k;
+  }
+  k.start = int64_t(start);
+  k.n = 2 - 2 * k.start;
+  return k;
 }
 
 Result<AxisTaps> axis_taps(const BuildContext& ctx, const ResizeOptions& o, int64_t in, int64_t out,
@@ -112,14 +127,15 @@ Result<AxisTaps> axis_taps(const BuildContext& ctx, const ResizeOptions& o, int6
   AxisTaps t;
   // The tables hold at most min(raw taps, in) taps per output point; building
   // them visits every raw tap. Both are bounded before anything is built.
-  const uint64_t raw = uint64_t(raw_taps(o, scale));
-  const uint64_t steps = saturating_mul(uint64_t(out), raw);
+  const KernelSpan span = kernel_span(o, scale);
+  const uint64_t raw_taps = uint64_t(span.n);
+  const uint64_t steps = saturating_mul(uint64_t(out), raw_taps);
   if (steps > kMaxOperatorSteps) {
     return ctx.error("an axis of " + std::to_string(in) + " -> " + std::to_string(out) +
-                     " points with " + std::to_string(raw) +
+                     " points with " + std::to_string(raw_taps) +
                      " taps each takes more than the work bound of 2^32 taps");
   }
-  const uint64_t kept = std::min<uint64_t>(raw, uint64_t(std::max<int64_t>(in, 1)));
+  const uint64_t kept = std::min<uint64_t>(raw_taps, uint64_t(std::max<int64_t>(in, 1)));
   const uint64_t bytes = saturating_mul(uint64_t(out), saturating_mul(kept, 16 + 8 + 4) + 1);
   OP_ASSIGN_OR_RETURN(MemoryReservation r,
                       reserve_memory(bytes, ctx.where() + ": Resize tap tables"));
@@ -166,15 +182,11 @@ Result<AxisTaps> axis_taps(const BuildContext& ctx, const ResizeOptions& o, int6
       taps.push_back({clamp(up ? base + 1 : base), 1.0});
       continue;
     }
-    double support = o.mode == Mode::kLinear ? 1 : 2;
-    double s = o.antialias ? std::min(scale, 1.0) : 1.0;
-    int64_t start = int64_t(std::floor(-support / s)) + 1;
-    int64_t n = 2 - 2 * start;
     std::vector<std::pair<int64_t, double>> raw;
     double sum = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t p = base + start + i;
-      double w = kernel_weight(o, (double(p) - xo) * s);
+    for (int64_t i = 0; i < span.n; ++i) {
+      int64_t p = base + span.start + i;
+      double w = kernel_weight(o, (double(p) - xo) * span.s);
       if (o.exclude_outside && (p < 0 || p >= in)) w = 0;
       raw.push_back({p, w});
       sum += w;
