@@ -26,6 +26,7 @@
 #include "resolve/lineage.h"
 #include "resolve/memo_store.h"
 #include "resolve/miss_reason.h"
+#include "resolve/payload_check.h"
 
 namespace onnx_prepack::resolve {
 
@@ -196,6 +197,12 @@ class Resolver {
   // false after marking `c` corrupt_payload / unverifiable_payload.
   bool payload_ok(const onnx::CompiledTensorProto& entry, const Hit& hit, const std::string& name,
                   CandidateDecision& c, Resolution& out);
+  PayloadLocation payload_location(const Hit& hit, const std::string& name) const;
+  // Before the first resolve() under `full` or `memo` (resolver_prefetch.cc):
+  // hashes the sources and payloads of every entry made for this host, many at
+  // once on the pool, so that hashing runs at the machine's all-core rate
+  // instead of one tensor at a time; resolve() then consumes the results.
+  void prefetch_digests();
 
   const format::Model& model_;
   device::HostDescription host_;
@@ -207,6 +214,15 @@ class Resolver {
   std::multimap<std::string, int, std::less<>> entries_by_source_;
   // (source name, algorithm) -> digest already computed in this load.
   std::map<std::pair<std::string, int>, digest::Digest> digests_;
+  // What prefetch_digests hashed (or found memoised) that no resolution has
+  // reported yet: its bytes and memo use go to the first resolution using it.
+  struct Prefetched {
+    uint64_t bytes_hashed = 0;
+    bool memo_used = false;
+  };
+  std::map<std::pair<std::string, int>, Prefetched> prefetched_sources_;
+  std::map<int, PayloadHash> prefetched_payloads_;  // by compiled_tensors index
+  bool prefetched_ = false;
   ResolverTotals totals_;
 };
 

@@ -377,3 +377,70 @@ TEST(Resolver, CacheStoreWriteBackThenHit) {
 
 }  // namespace
 }  // namespace onnx_prepack::resolve
+
+namespace onnx_prepack::resolve {
+namespace {
+
+using namespace testing_fixture;
+using onnx_prepack::testing::TempDir;
+
+// resolver_prefetch.cc hashes every entry's source and payload on the pool
+// before the rules run: decisions, reasons and the bytes each resolution
+// reports must be those of hashing on demand, one tensor at a time.
+TEST(Resolver, HashingAheadOnThePoolDecidesAsHashingOnDemand) {
+  onnx::ModelProto m = onnx_prepack::testing::make_mlp(8, 16, 4, 7);
+  add_entry(m, {});                // W1: intact
+  add_entry(m, {.source = "W2"});  // W2: payload flipped below
+  std::string* raw = m.mutable_compiled_tensors(1)->mutable_value()->mutable_raw_data();
+  (*raw)[5] ^= 0x10;
+  TempDir dir;
+  const std::string path = dir.file("m.onnx");
+  ASSERT_TRUE(format::write_model_inline(m, path).ok());
+  base::ThreadPool pool(2);
+  for (VerifyPolicy policy : {VerifyPolicy::kFull, VerifyPolicy::kMemo}) {
+    struct Outcome {
+      bool hit;
+      std::string reason;
+      int entry;
+      uint64_t hashed;
+    };
+    std::vector<std::vector<Outcome>> runs;
+    std::vector<uint64_t> totals;
+    for (base::ThreadPool* p : {static_cast<base::ThreadPool*>(nullptr), &pool}) {
+      auto model = format::Model::load(path).value();
+      ResolverOptions opts;
+      opts.verify = policy;
+      opts.pool = p;
+      opts.memo_dir = dir.file(p ? "memo-pool" : "memo-alone");
+      opts.memo_granularity_ns = 0;
+      Resolver r(*model, host(), opts);
+      std::vector<Outcome> out;
+      uint64_t sum = 0;
+      for (const char* name : {"W1", "W2"}) {
+        Resolution res = r.resolve(request(name));
+        out.push_back({res.is_hit(), std::string(miss_reason_id(res.reason)),
+                       res.is_hit() ? res.hit->entry : -1, res.bytes_hashed});
+        sum += res.bytes_hashed;
+        if (std::string(name) == "W2") {
+          EXPECT_FALSE(res.is_hit());
+          EXPECT_EQ(res.reason, MissReason::kCorruptPayload) << res.detail;
+        }
+      }
+      EXPECT_EQ(r.totals().bytes_hashed, sum);
+      runs.push_back(out);
+      totals.push_back(sum);
+    }
+    ASSERT_EQ(runs[0].size(), runs[1].size());
+    for (size_t i = 0; i < runs[0].size(); ++i) {
+      EXPECT_EQ(runs[0][i].hit, runs[1][i].hit) << i;
+      EXPECT_EQ(runs[0][i].reason, runs[1][i].reason) << i;
+      EXPECT_EQ(runs[0][i].entry, runs[1][i].entry) << i;
+      EXPECT_EQ(runs[0][i].hashed, runs[1][i].hashed) << i;
+    }
+    EXPECT_EQ(totals[0], totals[1]);
+    EXPECT_GT(totals[0], 0u);
+  }
+}
+
+}  // namespace
+}  // namespace onnx_prepack::resolve
