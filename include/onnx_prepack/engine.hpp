@@ -40,7 +40,7 @@ struct PlanStats;
 }  // namespace runtime
 
 struct EngineOptions {
-  VerifyPolicy verify = kDefaultVerifyPolicy;  // SPEC 7.2
+  VerifyPolicy verify = kDefaultVerifyPolicy;  // format.md §7.2
   CacheLocation cache;                         // write-back cache store; none by default
   std::string memo_dir;                     // memo records for kMemo; "" = MemoStore::default_dir()
   uint32_t threads = kDefaultThreads;       // one pool for hashing, packing, kernels; 0 = all cores

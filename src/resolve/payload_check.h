@@ -1,4 +1,4 @@
-// Payload integrity (SPEC 4.6, bound as docs/loading.md decides): every entry
+// Payload integrity (format.md §4.6, bound as docs/loading.md decides): every entry
 // we write records `payload_digest`, the lower-case hex of
 //   H("onnx-prepack-payload-v1" 0x00 || binding || H(payload bytes as stored))
 // under the entry's digest_algorithm, where the binding names the source digest,
@@ -76,7 +76,7 @@ struct PayloadCheck {
   }
 };
 
-// Applies SPEC 4.6 under a policy: `hash` = false is `off` (kUnchecked, even
+// Applies format.md §4.6 under a policy: `hash` = false is `off` (kUnchecked, even
 // without a digest); `memo` non-null trusts (and writes) a memo record for
 // `where`. `context` names the entry in details.
 // `type` is the entry's resolved struct type (null: unverifiable).
