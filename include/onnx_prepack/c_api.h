@@ -301,7 +301,7 @@ typedef struct op_compile_summary {
 } op_compile_summary;
 
 OP_API op_compile_options op_compile_options_default(void);
-/* Packs every eligible MatMul/Gemm B of the model at `src_path` for each
+/* Packs every eligible weight (docs/format.md §4.7) of the model at `src_path` for each
  * target and writes `dst_path` (and its external data file), as `onnx-prepack
  * compile` does. `summary` may be NULL. INVALID_ARGUMENT for an unknown target
  * or digest, the load's code for an unreadable model, IO_ERROR when writing

@@ -153,7 +153,7 @@ struct CompileSummary {
 };
 
 // The compile pipeline of `onnx-prepack compile` (docs/cli.md): packs every
-// eligible MatMul/Gemm B for each target and writes `dst` with devices,
+// eligible weight (docs/format.md §4.7) for each target and writes `dst` with devices,
 // struct_types and compiled_tensors. Errors: invalid_argument for an unknown
 // target or digest, the load's error for an unreadable `src`, io_error when
 // writing fails.
