@@ -76,7 +76,7 @@ struct PayloadCheck {
   }
 };
 
-// Applies format.md §4.6 under a policy: `hash` = false is `off` (kUnchecked, even
+// Applies SPEC 4.6 under a policy: `hash` = false is `off` (kUnchecked, even
 // without a digest); `memo` non-null trusts (and writes) a memo record for
 // `where`. `context` names the entry in details.
 // `type` is the entry's resolved struct type (null: unverifiable).
