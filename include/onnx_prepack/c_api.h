@@ -109,7 +109,7 @@ OP_API op_status_code op_model_get_counts(const op_model* model, op_model_counts
 OP_API op_status_code op_model_initializer_name(const op_model* model, uint64_t index,
                                                 const char** out);
 
-/* ---- check (format.md §4.1, 4.2) ---------------------------------------------- */
+/* ---- check (format.md §4.1, 4.2) ---------------------------------------- */
 
 /* Runs the structural checker (external payloads included) and keeps the
  * report on the model; the diagnostics getters below read it. A model with
@@ -133,7 +133,7 @@ typedef struct op_diagnostic {
 OP_API op_status_code op_model_check_diagnostic(const op_model* model, int32_t kind, uint64_t index,
                                                 op_diagnostic* out);
 
-/* ---- digest (format.md §5) ---------------------------------------------------- */
+/* ---- digest (format.md §5) ---------------------------------------------- */
 
 /* Canonical digest of the top-level initializer `initializer_name` with
  * `algorithm` ("blake3" or "sha256") into out32[0..31]. n_threads: 0 = the
@@ -145,7 +145,7 @@ OP_API op_status_code op_tensor_digest(const op_model* model, const char* initia
                                        const char* algorithm, uint32_t n_threads,
                                        uint8_t out32[32]);
 
-/* ---- resolver (format.md §4.3, 6, 7) ------------------------------------------ */
+/* ---- resolver (format.md §4.3, 6, 7) ------------------------------------ */
 
 typedef enum op_verify_policy {
   OP_VERIFY_FULL = 0, /* hash every source that has a candidate entry */
