@@ -1,4 +1,4 @@
-// Memo store of source digests (SPEC 7.2). One small text record per key in
+// Memo store of source digests (format.md §7.2). One small text record per key in
 // the memo folder, written atomically; a record is trusted only for the exact
 // file identity and byte range, and only when taken at least the timestamp
 // granularity after the file's last change. Resolve layer.

@@ -1,4 +1,4 @@
-// Payload integrity (SPEC 4.6, bound as docs/loading.md decides): every entry
+// Payload integrity (format.md §4.6, bound as docs/loading.md decides): every entry
 // we write records `payload_digest`, the lower-case hex of
 //   H("onnx-prepack-payload-v1" 0x00 || binding || H(payload bytes as stored))
 // under the entry's digest_algorithm, where the binding names the source digest,

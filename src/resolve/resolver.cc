@@ -1,4 +1,4 @@
-// The resolver (SPEC 4.3, 6, 7.2): per pack request, every candidate entry is
+// The resolver (format.md §4.3, 6, 7.2): per pack request, every candidate entry is
 // tested rule by rule, cheap rules first and the digest last, so a load hashes
 // a source only when some entry for it could otherwise be used. Resolve layer.
 #include "resolve/resolver.h"
@@ -435,7 +435,7 @@ Resolver::Survivor* Resolver::choose_by_digest(const PackRequest& request,
         continue;
       }
     }
-    if (request.lineage) {  // SPEC 4.5: every other source and attribute
+    if (request.lineage) {  // format.md §4.5: every other source and attribute
       auto bad = check_lineage(
           *request.lineage, ct, model_, options_.verify != VerifyPolicy::kOff,
           [&](const onnx::TensorProto& t, int i) { return source_digest(t, i, s.algorithm, out); });

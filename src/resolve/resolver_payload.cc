@@ -1,4 +1,4 @@
-// The resolver's payload-integrity rule (SPEC 4.6), kept apart from the
+// The resolver's payload-integrity rule (format.md §4.6), kept apart from the
 // loading rules of resolver.cc. Resolve layer.
 #include "resolve/payload_check.h"
 #include "resolve/resolver.h"

@@ -1,4 +1,4 @@
-// Memo policy (SPEC 7.2): records are trusted for the same file identity only,
+// Memo policy (format.md §7.2): records are trusted for the same file identity only,
 // never within the timestamp granularity, and invalidated by touch or edit.
 #include "resolve/memo_store.h"
 
@@ -65,7 +65,7 @@ TEST_P(MemoTest, RecordedDigestIsTrustedThenInvalidated) {
   MemoRun first = run(path, memo, 0);
   EXPECT_TRUE(first.hit);
   EXPECT_FALSE(first.memo_used);
-  EXPECT_EQ(first.bytes_hashed, 1024u);  // source and payload (SPEC 4.6)
+  EXPECT_EQ(first.bytes_hashed, 1024u);  // source and payload (format.md §4.6)
   MemoRun second = run(path, memo, 0);
   EXPECT_TRUE(second.hit);
   EXPECT_TRUE(second.memo_used);

@@ -1,5 +1,5 @@
-// Resolver: one test per miss reason (SPEC 4.3), preference (SPEC 6), the
-// verification policies (SPEC 7.2) and the cache-store fallback (SPEC 7.1).
+// Resolver: one test per miss reason (format.md §4.3), preference (§6), the
+// verification policies (§7.2) and the cache-store fallback (§7.1).
 #include "resolve/resolver.h"
 
 #include <gtest/gtest.h>
@@ -49,7 +49,7 @@ TEST(Resolver, HitReturnsPayloadAndDims) {
   EXPECT_EQ(std::memcmp(res.hit->payload.data(), find_init(m, "W1")->raw_data().data(), 512), 0);
   EXPECT_EQ(res.hit->type->name(), kFormat);
   EXPECT_TRUE(res.verified);
-  EXPECT_EQ(res.bytes_hashed, 1024u);  // source and payload (SPEC 4.6)
+  EXPECT_EQ(res.bytes_hashed, 1024u);  // source and payload (format.md §4.6)
   EXPECT_EQ(res.bytes_mapped, 512u);
   EXPECT_EQ(res.bytes_to_pack, 0u);
   ASSERT_EQ(res.candidates.size(), 1u);
@@ -302,7 +302,7 @@ TEST(Resolver, MissReportsBytesToPack) {
   EXPECT_EQ(res.bytes_to_pack, 16u * 4u * 4u);
 }
 
-// SPEC 4.3 rule 2 with a model edited by onnx's own Python package, which keeps
+// format.md §4.3 rule 2 with a model edited by onnx's own Python package, which keeps
 // our unknown (extension) fields: the edited weight misses, the other hits.
 TEST(Resolver, StaleDigestAfterPythonOnnxEdit) {
   TempDir dir;
