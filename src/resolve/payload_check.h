@@ -89,7 +89,7 @@ PayloadHash hash_payload(std::span<const uint8_t> payload, digest::Algorithm alg
                          const MemoStore* memo, const PayloadLocation& where,
                          base::ThreadPool* pool);
 
-// Applies SPEC 4.6 under a policy: `hash` = false is `off` (kUnchecked, even
+// Applies format.md §4.6 under a policy: `hash` = false is `off` (kUnchecked, even
 // without a digest); `memo` non-null trusts (and writes) a memo record for
 // `where`. `context` names the entry in details.
 // `type` is the entry's resolved struct type (null: unverifiable). `hashed`:
