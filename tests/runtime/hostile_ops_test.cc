@@ -865,5 +865,30 @@ TEST(HostileOps, EinsumPairwisePlansRunQuickly) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
 }
 
+// A node may have thousands of inputs: the plan stays quadratic in their
+// count (einsum_plan.cc, kFullSearchTerms) and the run linear.
+TEST(HostileOps, EinsumOfThousandsOfOperandsPlansQuickly) {
+  constexpr int kOperands = 4000;
+  OneNode m("Einsum", "wide", 13);
+  const std::vector<float> ones = {1, 1};
+  std::map<std::string, Fed> feeds;
+  std::string lhs;
+  for (int i = 0; i < kOperands; ++i) {
+    const std::string name = "x" + std::to_string(i);
+    m.input(name, kFloat, {2});
+    feeds[name] = {kFloat, {2}, ones.data()};
+    const int l = i % 52;
+    lhs += (i ? "," : "") + std::string(1, char(l < 26 ? 'a' + l : 'A' + l - 26));
+  }
+  m.output("y");
+  m.attr("equation", onnx::AttributeProto::STRING)->set_s(lhs + "->ba");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = plan_and_run(m, feeds);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // Each of the 50 summed subscripts contributes a sum of two products of ones.
+  EXPECT_EQ(values<float>((*r)[0]), std::vector<float>(4, std::ldexp(1.0f, 50)));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+}
+
 }  // namespace
 }  // namespace onnx_prepack::runtime

@@ -93,11 +93,9 @@ class EinsumKernel final : public Kernel {
                  s.a_copy >= 0 ? bufs[size_t(s.a_copy)].get() : nullptr,
                  s.b_copy >= 0 ? bufs[size_t(s.b_copy)].get() : nullptr, dst);
       }
-      for (size_t b = 0; b < bufs.size(); ++b) {
-        if (p.buffer_last_use[b] == int(si)) {
-          bufs[b].reset();
-          held[b] = MemoryReservation();
-        }
+      for (int b : p.step_frees[si]) {
+        bufs[size_t(b)].reset();
+        held[size_t(b)] = MemoryReservation();
       }
     }
   }

@@ -14,6 +14,11 @@ namespace {
 // product, the 1 x 1 x 1 product of each element of a Hadamard product).
 constexpr uint64_t kMinGemmMacs = 2048;
 
+// Up to this many live terms the greedy choice looks at every pair (cubic in
+// the count over the whole plan); beyond it, at the first term's partners.
+constexpr size_t kFullSearchTerms = 64;
+constexpr size_t kMaxScan = 1024;
+
 uint64_t saturating_add(uint64_t a, uint64_t b) {
   uint64_t r;
   return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<uint64_t>::max() : r;
@@ -57,6 +62,8 @@ class Planner {
     in_out_.assign(p.dims.size(), false);
     for (int id : p.out_ids) in_out_[size_t(id)] = true;
     live_count_.assign(p.dims.size(), 0);
+    id_terms_.assign(p.dims.size(), {});
+    id_head_.assign(p.dims.size(), 0);
   }
 
   EinsumPlan plan() {
@@ -64,14 +71,12 @@ class Planner {
       plan_single();
     } else {
       reduce_lonely_subscripts();
-      while (live_.size() > 1) {
+      while (alive_count_ > 1) {
         auto [i, j] = cheapest_pair();
         contract(i, j);
       }
-      if (live_[0].src.input >= 0 || live_[0].src.buffer >= 0) {
-        const Term& t = live_[0];
-        add_reduce(t, p_.out_ids, {}, -1);
-      }
+      const Term& t = terms_[first_alive()];
+      if (t.src.input >= 0 || t.src.buffer >= 0) add_reduce(t, p_.out_ids, {}, -1);
     }
     finish();
     return std::move(plan_);
@@ -166,40 +171,108 @@ class Planner {
         add_reduce(t, kept, summed, b);
         t = buffer_term(b, kept);
       }
-      for (int id : t.ids) ++live_count_[size_t(id)];
-      live_.push_back(std::move(t));
+      add_term(std::move(t));
     }
+  }
+
+  void add_term(Term t) {
+    const size_t slot = terms_.size();
+    for (int id : t.ids) {
+      ++live_count_[size_t(id)];
+      id_terms_[size_t(id)].push_back(slot);
+    }
+    terms_.push_back(std::move(t));
+    alive_.push_back(true);
+    seen_.push_back(0);
+    ++alive_count_;
+  }
+
+  void retire(size_t slot) {
+    for (int id : terms_[slot].ids) --live_count_[size_t(id)];
+    alive_[slot] = false;
+    --alive_count_;
+  }
+
+  size_t first_alive() {
+    while (!alive_[first_alive_]) ++first_alive_;
+    return first_alive_;
   }
 
   // Whether `id` is still needed once terms i and j are contracted.
   bool needed_after(size_t i, size_t j, int id) const {
-    int others = live_count_[size_t(id)] - int(has(live_[i], id)) - int(has(live_[j], id));
+    int others = live_count_[size_t(id)] - int(has(terms_[i], id)) - int(has(terms_[j], id));
     return in_out_[size_t(id)] || others > 0;
   }
 
-  // Step 2's greedy choice: the pair with the smallest result, then the fewest
-  // multiply-adds, then the first.
-  std::pair<size_t, size_t> cheapest_pair() const {
-    std::pair<size_t, size_t> best{0, 1};
-    uint64_t best_size = std::numeric_limits<uint64_t>::max(), best_cost = best_size;
-    for (size_t i = 0; i < live_.size(); ++i) {
-      for (size_t j = i + 1; j < live_.size(); ++j) {
-        uint64_t size = 1, cost = 1;
-        auto visit = [&](int id) {
-          uint64_t d = uint64_t(p_.dims[size_t(id)]);
-          cost = saturating_mul(cost, d);
-          if (needed_after(i, j, id)) size = saturating_mul(size, d);
-        };
-        for (int id : live_[i].ids) visit(id);
-        for (int id : live_[j].ids) {
-          if (!has(live_[i], id)) visit(id);
-        }
-        if (size < best_size || (size == best_size && cost < best_cost)) {
-          best = {i, j};
-          best_size = size;
-          best_cost = cost;
+  // The pair's result size and multiply-adds.
+  std::pair<uint64_t, uint64_t> score(size_t i, size_t j) const {
+    uint64_t size = 1, cost = 1;
+    auto visit = [&](int id) {
+      uint64_t d = uint64_t(p_.dims[size_t(id)]);
+      cost = saturating_mul(cost, d);
+      if (needed_after(i, j, id)) size = saturating_mul(size, d);
+    };
+    for (int id : terms_[i].ids) visit(id);
+    for (int id : terms_[j].ids) {
+      if (!has(terms_[i], id)) visit(id);
+    }
+    return {size, cost};
+  }
+
+  // Up to kFullSearchTerms live partners of `i` that share a subscript with
+  // it, else the next live term. Each subscript's list is read from its first
+  // live entry and for at most kMaxScan entries: bounded work per step.
+  std::vector<size_t> partners(size_t i) {
+    std::vector<size_t> out;
+    ++stamp_;
+    seen_[i] = stamp_;
+    for (int id : terms_[i].ids) {
+      const auto& list = id_terms_[size_t(id)];
+      size_t& head = id_head_[size_t(id)];
+      while (head < list.size() && !alive_[list[head]]) ++head;
+      for (size_t q = head; q < list.size() && q < head + kMaxScan; ++q) {
+        const size_t t = list[q];
+        if (out.size() == kFullSearchTerms) return out;
+        if (alive_[t] && seen_[t] != stamp_) {
+          seen_[t] = stamp_;
+          out.push_back(t);
         }
       }
+    }
+    if (out.empty()) {
+      size_t t = i + 1;
+      while (!alive_[t]) ++t;
+      out.push_back(t);
+    }
+    return out;
+  }
+
+  // Step 2's greedy choice: the pair with the smallest result, then the fewest
+  // multiply-adds, then the first. Past kFullSearchTerms live terms only the
+  // first live term's partners are looked at, so that planning stays linear in
+  // the operand count (a node may have thousands of inputs).
+  std::pair<size_t, size_t> cheapest_pair() {
+    std::pair<size_t, size_t> best{0, 0};
+    std::pair<uint64_t, uint64_t> best_score{std::numeric_limits<uint64_t>::max(),
+                                             std::numeric_limits<uint64_t>::max()};
+    auto consider = [&](size_t i, size_t j) {
+      auto sc = score(i, j);
+      if (best.first == best.second || sc < best_score) {
+        best = {std::min(i, j), std::max(i, j)};
+        best_score = sc;
+      }
+    };
+    if (alive_count_ > kFullSearchTerms) {
+      const size_t i = first_alive();
+      for (size_t j : partners(i)) consider(i, j);
+      return best;
+    }
+    std::vector<size_t> live;
+    for (size_t t = first_alive(); t < terms_.size(); ++t) {
+      if (alive_[t]) live.push_back(t);
+    }
+    for (size_t a = 0; a < live.size(); ++a) {
+      for (size_t b = a + 1; b < live.size(); ++b) consider(live[a], live[b]);
     }
     return best;
   }
@@ -210,9 +283,9 @@ class Planner {
   }
 
   void contract(size_t i, size_t j) {
-    const Term& l = live_[i];
-    const Term& r = live_[j];
-    const bool last = live_.size() == 2;
+    const Term& l = terms_[i];
+    const Term& r = terms_[j];
+    const bool last = alive_count_ == 2;
     std::vector<int> batch, m_ids, n_ids, k_ids;
     // A subscript of one side that is not needed later would also be summed
     // here as K with stride 0 on the other side; step 1 leaves none.
@@ -275,11 +348,7 @@ class Planner {
     read(l.src);
     read(r.src);
     plan_.loop_steps = saturating_add(plan_.loop_steps, copies);
-    if (s.gemm) {
-      plan_.gemm_macs = saturating_add(plan_.gemm_macs, macs);
-    } else {
-      plan_.loop_steps = saturating_add(plan_.loop_steps, macs);
-    }
+    if (!s.gemm) plan_.loop_steps = saturating_add(plan_.loop_steps, macs);
     const int dst = s.dst;
     plan_.steps.push_back(std::move(s));
     Term t;
@@ -288,35 +357,40 @@ class Planner {
     } else {
       t.ids = result;  // the output: nothing left to do
     }
-    for (int id : live_[i].ids) --live_count_[size_t(id)];
-    for (int id : live_[j].ids) --live_count_[size_t(id)];
-    for (int id : t.ids) ++live_count_[size_t(id)];
-    live_.erase(live_.begin() + std::ptrdiff_t(j));  // j > i: erase it first
-    live_.erase(live_.begin() + std::ptrdiff_t(i));
-    live_.push_back(std::move(t));
+    retire(i);
+    retire(j);
+    add_term(std::move(t));
   }
 
   // The most scratch live at once: buffers exist from the step that first
-  // writes them to the step that last reads them.
+  // writes them to the step that last reads them. Linear in steps + buffers.
   void finish() {
     const size_t nb = plan_.buffer_shapes.size();
     std::vector<int> first(nb, -1);
+    std::vector<std::vector<int>> created(plan_.steps.size());
+    plan_.step_frees.assign(plan_.steps.size(), {});
     for (size_t s = 0; s < plan_.steps.size(); ++s) {
       const EinsumStep& st = plan_.steps[s];
       for (int b : {st.dst, st.a_copy, st.b_copy}) {
-        if (b >= 0 && first[size_t(b)] < 0) first[size_t(b)] = int(s);
+        if (b >= 0 && first[size_t(b)] < 0) {
+          first[size_t(b)] = int(s);
+          created[s].push_back(b);
+        }
       }
+    }
+    for (size_t b = 0; b < nb; ++b) {
+      if (plan_.buffer_last_use[b] >= 0)
+        plan_.step_frees[size_t(plan_.buffer_last_use[b])].push_back(int(b));
     }
     // Saturated counts stay saturated: any of them is over every budget.
     uint64_t live = 0;
     for (size_t s = 0; s < plan_.steps.size(); ++s) {
-      for (size_t b = 0; b < nb; ++b) {
-        if (first[b] == int(s)) live = saturating_add(live, elems_of(plan_.buffer_shapes[b]));
-      }
+      for (int b : created[s])
+        live = saturating_add(live, elems_of(plan_.buffer_shapes[size_t(b)]));
       plan_.peak_scratch_elems = std::max(plan_.peak_scratch_elems, live);
-      for (size_t b = 0; b < nb; ++b) {
-        if (plan_.buffer_last_use[b] == int(s) && live != std::numeric_limits<uint64_t>::max())
-          live -= elems_of(plan_.buffer_shapes[b]);
+      for (int b : plan_.step_frees[s]) {
+        if (live != std::numeric_limits<uint64_t>::max())
+          live -= elems_of(plan_.buffer_shapes[size_t(b)]);
       }
     }
   }
@@ -325,7 +399,15 @@ class Planner {
   bool float_gemm_;
   std::vector<bool> in_out_;
   std::vector<int> live_count_;  // live terms naming each id
-  std::vector<Term> live_;
+  // Every term made so far (operands, then results) and whether it is still
+  // to be contracted; a slot keeps its index.
+  std::vector<Term> terms_;
+  std::vector<bool> alive_;
+  size_t alive_count_ = 0, first_alive_ = 0;
+  std::vector<std::vector<size_t>> id_terms_;  // slots naming each id (some dead)
+  std::vector<size_t> id_head_;                // id_terms_ entries before it are dead
+  std::vector<uint64_t> seen_;                 // partners(): visited at `stamp_`
+  uint64_t stamp_ = 0;
   EinsumPlan plan_;
 };
 

@@ -74,10 +74,10 @@ struct EinsumPlan {
   std::vector<std::vector<int64_t>> buffer_shapes;  // per scratch buffer
   std::vector<int> buffer_last_use;                 // the step after which each buffer is freed
   std::vector<EinsumStep> steps;
+  std::vector<std::vector<int>> step_frees;  // per step, the buffers freed after it
   // Scalar steps (sums, copies, loop products): what the work bound counts.
   // The GEMM products are not counted, as for MatMul (docs/runtime.md).
   uint64_t loop_steps = 0;
-  uint64_t gemm_macs = 0;
   uint64_t peak_scratch_elems = 0;  // the most scratch elements live at once
 };
 
