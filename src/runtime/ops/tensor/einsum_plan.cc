@@ -282,71 +282,104 @@ class Planner {
     return size_t(std::find(p_.out_ids.begin(), p_.out_ids.end(), id) - p_.out_ids.begin());
   }
 
-  void contract(size_t i, size_t j) {
-    const Term& l = terms_[i];
-    const Term& r = terms_[j];
-    const bool last = alive_count_ == 2;
+  static std::vector<int> cat(std::initializer_list<const std::vector<int>*> parts) {
+    std::vector<int> v;
+    for (const auto* part : parts) v.insert(v.end(), part->begin(), part->end());
+    return v;
+  }
+
+  // A product with terms l and r as left and right operands.
+  struct Orientation {
+    size_t l = 0, r = 0;
     std::vector<int> batch, m_ids, n_ids, k_ids;
+    EinsumWalk a_walk, b_walk;
+    bool a_copy = false, b_copy = false, b_nk = false, to_output = false;
+    uint64_t moved = 0;  // elements copied before the product or permuted after it
+  };
+
+  Orientation orient(size_t l, size_t r, bool last) const {
+    Orientation o;
+    o.l = l;
+    o.r = r;
+    const Term& lt = terms_[l];
+    const Term& rt = terms_[r];
     // A subscript of one side that is not needed later would also be summed
     // here as K with stride 0 on the other side; step 1 leaves none.
-    for (int id : l.ids) {
-      bool keep = needed_after(i, j, id);
-      (has(r, id) ? (keep ? batch : k_ids) : (keep ? m_ids : k_ids)).push_back(id);
+    for (int id : lt.ids) {
+      bool keep = needed_after(l, r, id);
+      (has(rt, id) ? (keep ? o.batch : o.k_ids) : (keep ? o.m_ids : o.k_ids)).push_back(id);
     }
-    for (int id : r.ids) {
-      if (!has(l, id)) (needed_after(i, j, id) ? n_ids : k_ids).push_back(id);
+    for (int id : rt.ids) {
+      if (!has(lt, id)) (needed_after(l, r, id) ? o.n_ids : o.k_ids).push_back(id);
     }
     if (last) {
       // The output's order within each group, so that the product can often
       // be written to the output as it is.
       auto by_out = [&](int a, int b) { return out_pos(a) < out_pos(b); };
-      std::sort(batch.begin(), batch.end(), by_out);
-      std::sort(m_ids.begin(), m_ids.end(), by_out);
-      std::sort(n_ids.begin(), n_ids.end(), by_out);
+      std::sort(o.batch.begin(), o.batch.end(), by_out);
+      std::sort(o.m_ids.begin(), o.m_ids.end(), by_out);
+      std::sort(o.n_ids.begin(), o.n_ids.end(), by_out);
     }
-    auto cat = [](std::initializer_list<const std::vector<int>*> parts) {
-      std::vector<int> v;
-      for (const auto* part : parts) v.insert(v.end(), part->begin(), part->end());
-      return v;
-    };
-    EinsumStep s;
-    s.kind = EinsumStep::kContract;
-    s.left = l.src;
-    s.right = r.src;
-    s.batch = int64_t(size_of(batch));
-    s.m = int64_t(size_of(m_ids));
-    s.n = int64_t(size_of(n_ids));
-    s.k = int64_t(size_of(k_ids));
-    const uint64_t per_batch = saturating_mul(size_of(m_ids), size_of(cat({&n_ids, &k_ids})));
-    const uint64_t macs = saturating_mul(uint64_t(s.batch), per_batch);
-    s.gemm = float_gemm_ && s.k >= 2 && per_batch >= kMinGemmMacs;
-    uint64_t copies = 0;
-    s.a_walk = walk(l, cat({&batch, &m_ids, &k_ids}));
-    if (!contiguous(s.a_walk)) {
-      s.a_copy = new_buffer(cat({&batch, &m_ids, &k_ids}));
-      copies += size_of(cat({&batch, &m_ids, &k_ids}));
+    const std::vector<int> a_ids = cat({&o.batch, &o.m_ids, &o.k_ids});
+    o.a_walk = walk(lt, a_ids);
+    if (!contiguous(o.a_walk)) {
+      o.a_copy = true;
+      o.moved = saturating_add(o.moved, size_of(a_ids));
     }
-    s.b_walk = walk(r, cat({&batch, &k_ids, &n_ids}));
-    if (!contiguous(s.b_walk)) {
-      EinsumWalk nk = walk(r, cat({&batch, &n_ids, &k_ids}));
+    const std::vector<int> b_ids = cat({&o.batch, &o.k_ids, &o.n_ids});
+    o.b_walk = walk(rt, b_ids);
+    if (!contiguous(o.b_walk)) {
+      EinsumWalk nk = walk(rt, cat({&o.batch, &o.n_ids, &o.k_ids}));
       if (contiguous(nk)) {
-        s.b_nk = true;
-        s.b_walk = nk;
+        o.b_nk = true;
+        o.b_walk = nk;
       } else {
-        s.b_copy = new_buffer(cat({&batch, &k_ids, &n_ids}));
-        copies += size_of(cat({&batch, &k_ids, &n_ids}));
+        o.b_copy = true;
+        o.moved = saturating_add(o.moved, size_of(b_ids));
       }
     }
+    const std::vector<int> result = cat({&o.batch, &o.m_ids, &o.n_ids});
+    o.to_output = last;
+    for (size_t q = 1; q < result.size() && o.to_output; ++q) {
+      o.to_output = out_pos(result[q - 1]) < out_pos(result[q]);
+    }
+    if (last && !o.to_output) o.moved = saturating_add(o.moved, size_of(result));
+    return o;
+  }
+
+  void contract(size_t i, size_t j) {
+    const bool last = alive_count_ == 2;
+    // Either term may be the left operand: the one that moves less data.
+    Orientation o = orient(i, j, last);
+    Orientation swapped = orient(j, i, last);
+    if (swapped.moved < o.moved) o = std::move(swapped);
+    EinsumStep s;
+    s.kind = EinsumStep::kContract;
+    s.left = terms_[o.l].src;
+    s.right = terms_[o.r].src;
+    s.batch = int64_t(size_of(o.batch));
+    s.m = int64_t(size_of(o.m_ids));
+    s.n = int64_t(size_of(o.n_ids));
+    s.k = int64_t(size_of(o.k_ids));
+    const uint64_t per_batch = saturating_mul(size_of(o.m_ids), size_of(cat({&o.n_ids, &o.k_ids})));
+    const uint64_t macs = saturating_mul(uint64_t(s.batch), per_batch);
+    s.gemm = float_gemm_ && s.k >= 2 && per_batch >= kMinGemmMacs;
+    s.a_walk = o.a_walk;
+    s.b_walk = o.b_walk;
+    s.b_nk = o.b_nk;
+    if (o.a_copy) s.a_copy = new_buffer(cat({&o.batch, &o.m_ids, &o.k_ids}));
+    if (o.b_copy) s.b_copy = new_buffer(cat({&o.batch, &o.k_ids, &o.n_ids}));
     if (s.a_copy >= 0) plan_.buffer_last_use[size_t(s.a_copy)] = int(plan_.steps.size());
     if (s.b_copy >= 0) plan_.buffer_last_use[size_t(s.b_copy)] = int(plan_.steps.size());
-    const std::vector<int> result = cat({&batch, &m_ids, &n_ids});
-    bool in_output_order = last;
-    for (size_t q = 1; q < result.size() && in_output_order; ++q) {
-      in_output_order = out_pos(result[q - 1]) < out_pos(result[q]);
-    }
-    s.dst = in_output_order ? -1 : new_buffer(result);
-    read(l.src);
-    read(r.src);
+    const std::vector<int> result = cat({&o.batch, &o.m_ids, &o.n_ids});
+    s.dst = o.to_output ? -1 : new_buffer(result);
+    read(s.left);
+    read(s.right);
+    // Copies count as loop work; a permute after the last product is counted
+    // by its own step.
+    uint64_t copies = 0;
+    if (o.a_copy) copies = saturating_add(copies, size_of(cat({&o.batch, &o.m_ids, &o.k_ids})));
+    if (o.b_copy) copies = saturating_add(copies, size_of(cat({&o.batch, &o.k_ids, &o.n_ids})));
     plan_.loop_steps = saturating_add(plan_.loop_steps, copies);
     if (!s.gemm) plan_.loop_steps = saturating_add(plan_.loop_steps, macs);
     const int dst = s.dst;
