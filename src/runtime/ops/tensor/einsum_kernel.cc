@@ -130,6 +130,19 @@ class EinsumKernel final : public Kernel {
       if (s.gemm) {
         const auto layout =
             s.b_nk ? kernels::PackSourceLayout::kNK : kernels::PackSourceLayout::kKN;
+        // Many small products (attention heads): one per task, each packing
+        // its B into its worker's scratch, as MatMul does. The product does
+        // not depend on the split.
+        if (io.pool && io.pool->size() > 1 && s.batch >= int64_t(io.pool->size()) &&
+            double(m) * double(n) * double(k) < 4e6) {
+          if (io.workspace) io.workspace->reserve_workers(io.pool->size());
+          io.pool->parallel_for(size_t(s.batch), [&](size_t t, size_t worker) {
+            const int64_t i = int64_t(t);
+            gemm_f32(size_t(m), size_t(n), size_t(k), a + i * m * k, size_t(k), b + i * k * n,
+                     layout, dst + i * m * n, size_t(n), false, io.workspace, worker, nullptr);
+          });
+          return;
+        }
         for (int64_t t = 0; t < s.batch; ++t) {
           gemm_f32(size_t(m), size_t(n), size_t(k), a + t * m * k, size_t(k), b + t * k * n, layout,
                    dst + t * m * n, size_t(n), false, io.workspace, 0, io.pool);
