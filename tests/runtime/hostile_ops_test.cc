@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 
+#include "runtime/memory_account.h"
 #include "runtime/session.h"
 #include "testing/plan_status.h"
 
@@ -888,6 +889,49 @@ TEST(HostileOps, EinsumOfThousandsOfOperandsPlansQuickly) {
   // Each of the 50 summed subscripts contributes a sum of two products of ones.
   EXPECT_EQ(values<float>((*r)[0]), std::vector<float>(4, std::ldexp(1.0f, 50)));
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+}
+
+// Each intermediate reserves its bytes against the memory budget when the run
+// creates it. Every pairwise order of "ab,ac,ad,bc,bd,cd->" (a clique) holds
+// three subscripts at once: 1 MiB at 64 each, from operands of 16 KiB. With all
+// but 512 KiB of the budget held elsewhere the plan passes (each size alone is
+// within the budget) and the run fails naming the node; with the budget free
+// it runs and gives the reference sum.
+TEST(HostileOps, EinsumIntermediatesReserveTheBudgetWhenTheyAreMade) {
+  constexpr int64_t n = 64;
+  OneNode m("Einsum", "clique", 13);
+  std::vector<std::vector<float>> x(6, std::vector<float>(size_t(n * n)));
+  std::map<std::string, Fed> feeds;
+  for (size_t i = 0; i < x.size(); ++i) {
+    for (size_t e = 0; e < x[i].size(); ++e) x[i][e] = 0.5f + float((e * (i + 3)) % 7) / 14.0f;
+    const std::string name = "x" + std::to_string(i);
+    m.input(name, kFloat, {n, n});
+    feeds[name] = {kFloat, {n, n}, x[i].data()};
+  }
+  m.output("y");
+  m.attr("equation", onnx::AttributeProto::STRING)->set_s("ab,ac,ad,bc,bd,cd->");
+  {
+    auto hog = reserve_memory(memory_budget_bytes() - memory_in_use() - (512 << 10), "the test");
+    ASSERT_TRUE(hog.ok()) << hog.status().message();
+    expect_error(plan_and_run(m, feeds),
+                 {"node 'clique' (Einsum)", "Einsum intermediate [", "are live", "memory budget"});
+  }
+  auto r = plan_and_run(m, feeds);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // x0..x5 are ab, ac, ad, bc, bd, cd.
+  auto at = [&](size_t i, int64_t p, int64_t q) { return double(x[i][size_t(p * n + q)]); };
+  double want = 0;
+  for (int64_t a = 0; a < n; ++a) {
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t c = 0; c < n; ++c) {
+        const double abc = at(0, a, b) * at(1, a, c) * at(3, b, c);
+        for (int64_t d = 0; d < n; ++d) want += abc * at(2, a, d) * at(4, b, d) * at(5, c, d);
+      }
+    }
+  }
+  const std::vector<float> got = values<float>((*r)[0]);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_NEAR(got[0], want, 1e-4 * want);
 }
 
 }  // namespace

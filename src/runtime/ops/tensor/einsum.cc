@@ -163,6 +163,9 @@ BuildResult build_einsum(BuildContext& ctx) {
   OP_RETURN_IF_ERROR(checked_tensor_bytes(dt, out, ctx.where() + ": Einsum output").status());
   ctx.set_output(0, dt, out);
   auto plan = std::make_shared<EinsumPlan>(plan_einsum(prob, dt == kFloat));
+  // A node of thousands of operands has an equation of as many terms: errors
+  // quote its start.
+  const std::string shown = eq.size() > 120 ? eq.substr(0, 120) + "..." : eq;
   // Every intermediate within the memory budget, alone and all live at once.
   for (const auto& shape : plan->buffer_shapes) {
     OP_RETURN_IF_ERROR(
@@ -170,13 +173,13 @@ BuildResult build_einsum(BuildContext& ctx) {
   }
   const uint64_t peak = saturating_mul(plan->peak_scratch_elems, dtype_size(dt));
   if (peak > memory_budget_bytes()) {
-    return resource_exhausted(ctx.where() + ": equation '" + eq + "' needs " +
+    return resource_exhausted(ctx.where() + ": equation '" + shown + "' needs " +
                               std::to_string(peak) + " bytes of intermediates at once, over " +
                               "the memory budget of " + std::to_string(memory_budget_bytes()) +
                               " bytes");
   }
   if (plan->loop_steps > kMaxOperatorSteps) {
-    return ctx.error("equation '" + eq + "' takes " + std::to_string(plan->loop_steps) +
+    return ctx.error("equation '" + shown + "' takes " + std::to_string(plan->loop_steps) +
                      " scalar steps in its pairwise plan, more than the work bound of 2^32");
   }
   return make_einsum_kernel(dt, std::move(plan), ctx.where());
