@@ -2,6 +2,7 @@
 #include "runtime/ops/tensor/einsum_plan.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 
 #include "runtime/work_budget.h"
@@ -15,7 +16,10 @@ namespace {
 constexpr uint64_t kMinGemmMacs = 2048;
 
 // Up to this many live terms the greedy choice looks at every pair (cubic in
-// the count over the whole plan); beyond it, at the first term's partners.
+// the count over the whole plan, so only while it is small); beyond it, at up
+// to this many partners of the first live term, found through the lists of
+// terms naming each of its subscripts, each list read for at most kMaxScan
+// entries: bounded work per step.
 constexpr size_t kFullSearchTerms = 64;
 constexpr size_t kMaxScan = 1024;
 
@@ -47,11 +51,12 @@ int64_t stride_in(const Term& t, int id) {
 }
 
 // True when the walk reads its source in order (dimensions of size 1 aside).
+// Counts saturate: a walk past 2^63 elements is refused by the budgets.
 bool contiguous(const EinsumWalk& w) {
-  int64_t s = 1;
+  uint64_t s = 1;
   for (size_t j = w.dims.size(); j-- > 0;) {
-    if (w.dims[j] != 1 && w.strides[j] != s) return false;
-    s *= w.dims[j];
+    if (w.dims[j] != 1 && uint64_t(w.strides[j]) != s) return false;
+    s = saturating_mul(s, uint64_t(w.dims[j]));
   }
   return true;
 }
@@ -111,16 +116,17 @@ class Planner {
     if (s.buffer >= 0) plan_.buffer_last_use[size_t(s.buffer)] = int(plan_.steps.size());
   }
 
-  // An intermediate's term: contiguous in `ids` order.
+  // An intermediate's term: contiguous in `ids` order. Strides saturate
+  // below 2^63 (such a buffer is refused by the budgets before any run).
   Term buffer_term(int buffer, const std::vector<int>& ids) const {
     Term t;
     t.src.buffer = buffer;
     t.ids = ids;
     t.strides.assign(ids.size(), 0);
-    int64_t s = 1;
+    uint64_t s = 1;
     for (size_t j = ids.size(); j-- > 0;) {
-      t.strides[j] = s;
-      s *= p_.dims[size_t(ids[j])];
+      t.strides[j] = int64_t(std::min<uint64_t>(s, uint64_t(INT64_MAX)));
+      s = saturating_mul(s, uint64_t(p_.dims[size_t(ids[j])]));
     }
     return t;
   }
