@@ -211,10 +211,16 @@ def family_classes(cli, tally, rng, n, work):
         formats = [] if err else [ct.get("format", "") for ct in
                                   inspect_json(cli, os.path.join(pristine, "c.onnx"))
                                   .get("compiled_tensors", [])]
-        if err or not formats or not all(f.startswith(prefix) for f in formats):
+        hits = 0
+        if formats:  # the pristine entries must be what the run uses
+            import json
+            rc, text = run([cli, "run", os.path.join(pristine, "c.onnx"), "--json", "--input",
+                            "x=random", "--memo-dir", memo])
+            hits = json.loads(text[text.index(b"{"):])["totals"]["hits"] if rc == 0 else 0
+        if err or not formats or not all(f.startswith(prefix) for f in formats) or not hits:
             for policy in ("full", "memo"):
                 tally.add(label("", policy), wrong=True,
-                          note=f"{name}: no {prefix}* entries: {err or formats}")
+                          note=f"{name}: no {prefix}* entries hit: {err or formats}, {hits} hits")
             continue
         mutate_compiled(cli, tally, rng, n, fam, pristine, label)
 
