@@ -146,16 +146,17 @@ TEST(MemoryMessages, ArenaRefusalNamesItsPeakNodeAndLargestValue) {
 TEST(MemoryMessages, FoldedConstantRefusalNamesTheNode) {
   onnx::ModelProto m = graph_model();
   auto* g = m.mutable_graph();
-  auto* shape = g->add_initializer();
-  shape->set_name("shape");
-  shape->set_data_type(kInt64);
-  shape->add_dims(1);
-  shape->add_int64_data(4096);  // 16 KiB: folded at plan time
-  add_node(g, "ConstantOfShape", "fill", {"shape"}, "Y");
+  auto* c = g->add_initializer();
+  c->set_name("c");
+  c->set_data_type(kFloat);
+  c->add_dims(4096);  // 16 KiB: Neg of it is folded at plan time
+  std::vector<float> v(4096, 1.0f);
+  c->set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
+  add_node(g, "Neg", "negate", {"c"}, "Y");
   g->add_output()->set_name("Y");
   MemoryReservation filler = fill_budget(1024);
   auto s = planned(m, {});
-  expect_parts(s.status(), {"node 'fill' (ConstantOfShape)", "folded output 'Y'", "16384 bytes",
+  expect_parts(s.status(), {"node 'negate' (Neg): folded output 'Y'", "needs 16384 bytes",
                             "memory budget of " + std::to_string(memory_budget_bytes())});
 }
 
@@ -172,6 +173,44 @@ TEST(MemoryMessages, OutputCopyRefusalNamesTheNodeThatWroteIt) {
   auto r = (*s)->run({{"X", Tensor{kFloat, {1000}, x.data()}}});
   expect_parts(r.status(), {"node 'act' (Relu): output 'Y'", "needs 4032 bytes",
                             "memory budget of " + std::to_string(memory_budget_bytes())});
+}
+
+void add_scalar(onnx::GraphProto* g, const std::string& name, int32_t dtype, double v) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(dtype);
+  if (dtype == kInt64)
+    t->add_int64_data(int64_t(v));
+  else
+    t->add_float_data(float(v));
+}
+
+// Plan-time tables sized by constants of the model (signal ops) are checked
+// before they are allocated: a window of 2^20 doubles and a mel matrix of
+// 2049 x 1024 doubles, with 1 MiB of the budget left.
+TEST(MemoryMessages, SignalTablesFromConstantsAreCheckedBeforeAllocating) {
+  onnx::ModelProto w = graph_model(17);
+  add_scalar(w.mutable_graph(), "size", kInt64, double(1 << 20));
+  add_int(add_node(w.mutable_graph(), "HannWindow", "window", {"size"}, "Y"), "output_datatype",
+          kDouble);
+  w.mutable_graph()->add_output()->set_name("Y");
+  onnx::ModelProto mel = graph_model(17);
+  auto* g = mel.mutable_graph();
+  add_scalar(g, "mels", kInt64, 1024);
+  add_scalar(g, "dft", kInt64, 4096);
+  add_scalar(g, "rate", kInt64, 16000);
+  add_scalar(g, "lo", kFloat, 20);
+  add_scalar(g, "hi", kFloat, 8000);
+  add_node(g, "MelWeightMatrix", "mel", {"mels", "dft", "rate", "lo", "hi"}, "Y");
+  g->add_output()->set_name("Y");
+  MemoryReservation filler = fill_budget(1 << 20);
+  expect_parts(planned(w, {}).status(),
+               {"node 'window' (HannWindow): output", "needs 8388608 bytes",
+                "memory budget of " + std::to_string(memory_budget_bytes())});
+  expect_parts(
+      planned(mel, {}).status(),
+      {"node 'mel' (MelWeightMatrix): mel table", "needs " + std::to_string(2049 * 1024 * 8),
+       "memory budget of " + std::to_string(memory_budget_bytes())});
 }
 
 TEST(MemoryMessages, BadAllocNamesTheActivityItUnwoundThrough) {

@@ -42,7 +42,8 @@ Result<std::unique_ptr<Kernel>> build_dropout(BuildContext& ctx) {
   ctx.set_output(0, x->dtype, x->shape);
   ctx.set_alias(0, 0);
   if (ctx.output_count() > 1) {
-    HostTensor mask = HostTensor::allocate(kBool, x->shape);
+    OP_ASSIGN_OR_RETURN(HostTensor mask,
+                        HostTensor::try_allocate(kBool, x->shape, ctx.where() + ": mask"));
     if (mask.nbytes()) std::memset(mask.mutable_data(), 1, mask.nbytes());
     ctx.set_output_value(1, std::move(mask));
   }
@@ -108,7 +109,7 @@ Result<std::unique_ptr<Kernel>> build_window(BuildContext& ctx) {
   int32_t dt = int32_t(ctx.attr_int("output_datatype", kFloat));
   bool periodic = ctx.attr_int("periodic", 1) != 0;
   double den = double(periodic ? n : n - 1);
-  HostTensor out = HostTensor::allocate(dt, {n});
+  OP_ASSIGN_OR_RETURN(HostTensor out, HostTensor::try_allocate(dt, {n}, ctx.where() + ": output"));
   bool ok = dispatch_numeric(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* o = static_cast<T*>(out.mutable_data());
