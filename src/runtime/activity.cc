@@ -2,7 +2,6 @@
 
 #include <exception>
 
-#include "runtime/memory_account.h"
 #include "runtime/tensor.h"
 
 namespace onnx_prepack::runtime {
@@ -38,9 +37,9 @@ std::string take_activity() {
 
 std::string out_of_memory_message() {
   const std::string where = take_activity();
-  return "out of memory" + (where.empty() ? std::string() : " while " + where) + " (" +
-         std::to_string(memory_in_use()) + " bytes reserved of the memory budget of " +
-         std::to_string(memory_budget_bytes()) + " bytes)";
+  // What was reserved is gone by now (unwinding released it): the budget only.
+  return "out of memory" + (where.empty() ? std::string() : " while " + where) +
+         " (memory budget " + std::to_string(memory_budget_bytes()) + " bytes)";
 }
 
 }  // namespace onnx_prepack::runtime

@@ -30,7 +30,7 @@ class ActivityNote {
 std::string take_activity();
 
 // The text a catch-all gives a std::bad_alloc: "out of memory while planning
-// node 'mm' (MatMul) (N bytes reserved of the memory budget of B bytes)".
+// node 'mm' (MatMul) (memory budget B bytes)".
 std::string out_of_memory_message();
 
 }  // namespace onnx_prepack::runtime

@@ -330,3 +330,63 @@ TEST(HostileInput, TfIdfWeightTableIsCheckedAgainstTheBudget) {
 
 }  // namespace
 }  // namespace onnx_prepack
+
+namespace onnx_prepack {
+namespace {
+
+// An allocation that throws (std::bad_alloc) inside a builder: a MelWeightMatrix
+// whose 1 GiB double table is within a 4 GiB budget but not within a 768 MiB
+// address-space cap. The CLI's catch-all names the node being planned.
+TEST(HostileInput, OutOfMemoryNamesTheNodeBeingPlanned) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "sanitizer builds reserve terabytes of address space: no cap there";
+#endif
+  testing::TempDir dir;
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto scalar = [&](const char* name, int32_t dtype, double v) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(dtype);
+    if (dtype == onnx::TensorProto::INT64)
+      t->add_int64_data(int64_t(v));
+    else
+      t->add_float_data(float(v));
+  };
+  // 131073 bins x 1024 mels: a 1.07 GB double table, a 134 MB uint8 output.
+  scalar("mels", onnx::TensorProto::INT64, 1024);
+  scalar("dft", onnx::TensorProto::INT64, 1 << 18);
+  scalar("rate", onnx::TensorProto::INT64, 16000);
+  scalar("lo", onnx::TensorProto::FLOAT, 20);
+  scalar("hi", onnx::TensorProto::FLOAT, 8000);
+  auto* n = g->add_node();
+  n->set_op_type("MelWeightMatrix");
+  n->set_name("mel");
+  for (const char* in : {"mels", "dft", "rate", "lo", "hi"}) n->add_input(in);
+  n->add_output("Y");
+  auto* dt = n->add_attribute();
+  dt->set_name("output_datatype");
+  dt->set_type(onnx::AttributeProto::INT);
+  dt->set_i(onnx::TensorProto::UINT8);
+  g->add_output()->set_name("Y");
+  testing::write_bytes(dir.file("mel.onnx"), m.SerializeAsString());
+  std::string out;
+  EXPECT_EQ(testing::run_command("ulimit -v 786432; ONNX_PREPACK_MEMORY_BUDGET=4G " + cli() +
+                                     " run --threads 1 " + dir.file("mel.onnx"),
+                                 &out),
+            2)
+      << out;
+  EXPECT_NE(out.find("node 'mel' (MelWeightMatrix)"), std::string::npos) << out;
+  // A machine with under 8 GiB has a lower budget: then the budget refuses it first.
+  if (out.find("over the memory budget") == std::string::npos) {
+    EXPECT_NE(out.find("out of memory while planning node 'mel' (MelWeightMatrix)"),
+              std::string::npos)
+        << out;
+  }
+}
+
+}  // namespace
+}  // namespace onnx_prepack

@@ -225,9 +225,9 @@ TEST(MemoryMessages, BadAllocNamesTheActivityItUnwoundThrough) {
     throw std::bad_alloc();
   } catch (const std::bad_alloc&) {
     const std::string msg = out_of_memory_message();
-    // The innermost activity, then what is reserved of the budget.
+    // The innermost activity, then the budget.
     EXPECT_NE(msg.find("out of memory while running node 'mm' (MatMul)"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("memory budget of " + std::to_string(memory_budget_bytes())),
+    EXPECT_NE(msg.find("(memory budget " + std::to_string(memory_budget_bytes()) + " bytes)"),
               std::string::npos)
         << msg;
   }
