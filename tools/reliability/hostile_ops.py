@@ -8,7 +8,8 @@ Every case is a model, its fed inputs and what must happen:
                    node's name and op, the rule, the values)
   invalid=[parts]  a model ONNX Runtime refuses: accepting it is the failure
   want={out: arr}  runs and gives exactly these outputs (known answers, or
-                   numpy's: Debian's onnx 1.12 has no onnx.reference)
+                   numpy's: Debian's onnx 1.12 has no onnx.reference); within
+                   rtol when given (float products in another order)
   seconds=S        the command (or, with plan_seconds, the plan) takes < S
 """
 import numpy as np
@@ -23,11 +24,11 @@ X6 = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
 
 class Case:
     def __init__(self, cls, name, model, feeds=None, error=None, invalid=None, want=None,
-                 seconds=None, plan_seconds=None):
+                 rtol=None, seconds=None, plan_seconds=None):
         self.cls, self.name, self.model = cls, name, model
         self.feeds = feeds or {}
         self.error, self.invalid, self.want = error, invalid, want
-        self.seconds, self.plan_seconds = seconds, plan_seconds
+        self.rtol, self.seconds, self.plan_seconds = rtol, seconds, plan_seconds
 
 
 def vi(name, dtype, shape):
@@ -167,8 +168,12 @@ def work_cases():
               attrs={"output_height": 2, "output_width": 2})
     roi2 = one("RoiAlign", "roi2", roi_in, ["Y"], opset=16, attrs={"sampling_ratio": 2**40})
     letters = [chr(ord("a") + i) for i in range(26)] + [chr(ord("A") + i) for i in range(10)]
-    einsum = one("Einsum", "many", [(f"x{i}", T.FLOAT, [2]) for i in range(36)], ["y"],
-                 attrs={"equation": ",".join(letters) + "->"})
+    einsum = lambda eq, shapes, dtype=T.FLOAT: one(
+        "Einsum", "es", [(f"x{i}", dtype, s) for i, s in enumerate(shapes)], ["y"],
+        attrs={"equation": eq})
+    many = einsum(",".join(letters) + "->", [[2]] * 36)
+    outer = einsum("a,b,c,d,e,f->abcdef", [[1024]] * 6)
+    loop = einsum("ij,jk->ik", [[2048, 2048]] * 2, T.INT64)
     return [
         Case(cls, "RoiAlign fed roi of 1e9 (2.5e17 samples a bin)", roi,
              feeds([0, 0, 1e9, 1e9]), error=["'roi'", "RoiAlign", "work bound"], seconds=5),
@@ -176,9 +181,16 @@ def work_cases():
              want={"Y": np.ones((1, 1, 2, 2), np.float32)}),
         Case(cls, "RoiAlign sampling_ratio 2^40", roi2, feeds([0, 0, 3, 3]),
              error=["'roi2'", "sampling_ratio", "work bound"], seconds=5),
-        Case(cls, "Einsum of 36 operands", einsum,
+        # 36 operands: planned pairwise, the product of their sums (3^36).
+        Case(cls, "Einsum of 36 operands", many,
              {f"x{i}": np.array([1, 2], np.float32) for i in range(36)},
-             error=["'many'", "work bound"], seconds=5),
+             want={"y": np.array(3.0**36, np.float32)}, rtol=1e-5, seconds=5),
+        Case(cls, "Einsum outer product of 2^60 elements", outer,
+             {f"x{i}": np.ones(1024, np.float32) for i in range(6)},
+             error=["node 'es' (Einsum)", "memory budget"], seconds=5),
+        Case(cls, "Einsum int64 product of 2^33 multiply-adds", loop,
+             {f"x{i}": np.ones((2048, 2048), np.int64) for i in range(2)},
+             error=["node 'es' (Einsum)", "work bound"], seconds=5),
         Case(cls, "plan-time Loop growing its carried value", loop_growing(),
              error=["'grow'", "planned"], seconds=10),
     ]

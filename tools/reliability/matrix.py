@@ -418,6 +418,8 @@ def ops_classes(cli, tally, work):
                 got = np.load(f) if os.path.exists(f) else None
                 if got is None or got.shape != value.shape or got.dtype != value.dtype:
                     wrong = True
+                elif c.rtol is not None:
+                    wrong = wrong or not np.allclose(got, value, rtol=c.rtol, atol=0)
                 else:
                     wrong = wrong or not np.array_equal(got, value)
             if c.plan_seconds is not None:
