@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "runtime/ops/control/control_ops.h"
+#include "runtime/run_limits.h"
 #include "runtime/session.h"
 #include "runtime/subgraph.h"
 
@@ -85,6 +86,8 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
     return Subgraph::plan(ctx, body, formal);
   };
   while ((!trips || it < *trips) && cond) {
+    const std::string at = ctx.where() + " iteration " + std::to_string(it) + " (at plan time)";
+    OP_RETURN_IF_ERROR(check_limits(ctx.limits(), at));
     if (it >= kMaxPlanTimeIterations) {
       return ctx.error("more than " + std::to_string(kMaxPlanTimeIterations) +
                        " iterations at plan time");
@@ -125,7 +128,8 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
     }
     std::vector<const void*> formal{iter.data(), c.data()};
     for (const auto& t : carried) formal.push_back(t.data());
-    OP_RETURN_IF_ERROR(sub->run(formal, outer, out_ptrs));
+    if (Status st = sub->run(formal, outer, out_ptrs, ctx.limits()); !st.ok())
+      return is_stop(st) ? st.with_context(at) : st;
     if (results[0].dtype() != kBool || results[0].numel() != 1) {
       return ctx.error("body's condition output must be one bool");
     }
@@ -274,6 +278,7 @@ Result<std::unique_ptr<Kernel>> build_loop(BuildContext& ctx) {
   }
   const int declared = ctx.input_count();
   const int n_out = ctx.output_count();
+  const std::string where = ctx.where();
   std::shared_ptr<Subgraph> g(std::move(sub));
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
     // Loop-carried values live in the node's outputs (or scratch for unnamed ones).
@@ -308,7 +313,15 @@ Result<std::unique_ptr<Kernel>> build_loop(BuildContext& ctx) {
         outs[size_t(1 + ls.carried + k)] =
             base ? static_cast<uint8_t*>(base) + size_t(it) * slice_bytes[size_t(k)] : nullptr;
       }
-      report_failure(io, g->run(formal, outer, outs));
+      // Checked per iteration as well as per body node: a body of one
+      // cheap node would otherwise run between two checks of the outer run.
+      Status st = check_limits(io.limits, where + " iteration " + std::to_string(it));
+      if (st.ok()) {
+        st = g->run(formal, outer, outs, io.limits);
+        // A body node stopped: the message names this node and iteration too.
+        if (is_stop(st)) st = st.with_context(where + " iteration " + std::to_string(it));
+      }
+      if (!st.ok()) return report_failure(io, std::move(st));  // a failed body ends the loop
       ++it;
     }
   }));

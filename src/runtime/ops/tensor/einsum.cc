@@ -10,6 +10,7 @@
 #include "runtime/ops/dispatch.h"
 #include "runtime/ops/linalg/gemm.h"
 #include "runtime/ops/tensor/tensor_ops.h"
+#include "runtime/run_limits.h"
 #include "runtime/work_budget.h"
 
 namespace onnx_prepack::runtime::tensor_family {
@@ -300,7 +301,7 @@ BuildResult build_einsum(BuildContext& ctx) {
     using T = typename decltype(tag)::type;
     using Acc = std::conditional_t<std::is_floating_point_v<T>, double,
                                    std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
-    k = std::make_unique<FnKernel>([plan, n](const KernelIO& io) {
+    k = std::make_unique<FnKernel>([plan, n, where = ctx.where()](const KernelIO& io) {
       size_t m = plan.order.size();
       int64_t out_count = 1, sum_count = 1;
       for (size_t j = 0; j < m; ++j) {
@@ -328,10 +329,13 @@ BuildResult build_einsum(BuildContext& ctx) {
         return false;
       };
       size_t split = size_t(plan.out_ids);
+      // Up to 2^32 combinations (seconds): the run's deadline is polled.
+      StepPoller poll(io.limits);
       for (int64_t e = 0; e < out_count; ++e) {
         Acc acc = 0;
         if (sum_count > 0) {
           do {
+            if (poll.charge(1)) return report_failure(io, io.limits->stop_status(where));
             Acc prod = 1;
             for (int i = 0; i < n; ++i) prod *= Acc(src[size_t(i)][off[size_t(i)]]);
             acc += prod;
