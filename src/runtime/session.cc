@@ -266,9 +266,13 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds,
   for (int ni : order_) {
     if (!live[size_t(ni)]) continue;
     bool needs_value = false;
-    Status st = check_limits(limits, "planning node '" + graph_->node(ni).name() + "' (" +
-                                         graph_->node(ni).op_type() + ")");
-    if (st.ok()) st = build_node(ni, needs_value);
+    Status st;
+    if (limits != nullptr && limits->active() && limits->stop_now()) {
+      st = limits->stop_status("planning node '" + graph_->node(ni).name() + "' (" +
+                               graph_->node(ni).op_type() + ")");
+    } else {
+      st = build_node(ni, needs_value);
+    }
     if (st.ok()) continue;
     bool unpinned = false;
     for (const auto& [name, feed] : feeds) unpinned = unpinned || feed.value == nullptr;

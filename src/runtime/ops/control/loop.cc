@@ -86,8 +86,11 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
     return Subgraph::plan(ctx, body, formal);
   };
   while ((!trips || it < *trips) && cond) {
-    const std::string at = ctx.where() + " iteration " + std::to_string(it) + " (at plan time)";
-    OP_RETURN_IF_ERROR(check_limits(ctx.limits(), at));
+    // The message is built only when the run stops (2^24 iterations may run here).
+    auto at = [&] { return ctx.where() + " iteration " + std::to_string(it) + " (at plan time)"; };
+    const RunLimits* limits = ctx.limits();
+    if (limits != nullptr && limits->active() && limits->stop_now())
+      return limits->stop_status(at());
     if (it >= kMaxPlanTimeIterations) {
       return ctx.error("more than " + std::to_string(kMaxPlanTimeIterations) +
                        " iterations at plan time");
@@ -128,8 +131,8 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
     }
     std::vector<const void*> formal{iter.data(), c.data()};
     for (const auto& t : carried) formal.push_back(t.data());
-    if (Status st = sub->run(formal, outer, out_ptrs, ctx.limits()); !st.ok())
-      return is_stop(st) ? st.with_context(at) : st;
+    if (Status st = sub->run(formal, outer, out_ptrs, limits); !st.ok())
+      return is_stop(st) ? st.with_context(at()) : st;
     if (results[0].dtype() != kBool || results[0].numel() != 1) {
       return ctx.error("body's condition output must be one bool");
     }
@@ -313,14 +316,14 @@ Result<std::unique_ptr<Kernel>> build_loop(BuildContext& ctx) {
         outs[size_t(1 + ls.carried + k)] =
             base ? static_cast<uint8_t*>(base) + size_t(it) * slice_bytes[size_t(k)] : nullptr;
       }
-      // Checked per iteration as well as per body node: a body of one
-      // cheap node would otherwise run between two checks of the outer run.
-      Status st = check_limits(io.limits, where + " iteration " + std::to_string(it));
-      if (st.ok()) {
-        st = g->run(formal, outer, outs, io.limits);
-        // A body node stopped: the message names this node and iteration too.
-        if (is_stop(st)) st = st.with_context(where + " iteration " + std::to_string(it));
-      }
+      // Checked per iteration as well as per body node (a body whose nodes
+      // all fold runs none); the message is built only when the run stops.
+      auto at = [&] { return where + " iteration " + std::to_string(it); };
+      if (io.limits != nullptr && io.limits->active() && io.limits->stop_now())
+        return report_failure(io, io.limits->stop_status(at()));
+      Status st = g->run(formal, outer, outs, io.limits);
+      // A body node stopped: the message names this node and iteration too.
+      if (is_stop(st)) st = st.with_context(at());
       if (!st.ok()) return report_failure(io, std::move(st));  // a failed body ends the loop
       ++it;
     }

@@ -157,12 +157,13 @@ Result<std::unique_ptr<Kernel>> build_scan(BuildContext& ctx) {
         formal[size_t(n + j)] = slice;
       }
       for (int j = 0; j < k; ++j) outs[size_t(n + j)] = scratch[size_t(n + m + j)].data();
-      Status st = check_limits(io.limits, where + " iteration " + std::to_string(t));
-      if (st.ok()) {
-        st = g->run(formal, outer, outs, io.limits);
-        // A body node stopped: the message names this node and iteration too.
-        if (is_stop(st)) st = st.with_context(where + " iteration " + std::to_string(t));
-      }
+      // The message is built only when the run stops.
+      auto at = [&] { return where + " iteration " + std::to_string(t); };
+      if (io.limits != nullptr && io.limits->active() && io.limits->stop_now())
+        return report_failure(io, io.limits->stop_status(at()));
+      Status st = g->run(formal, outer, outs, io.limits);
+      // A body node stopped: the message names this node and iteration too.
+      if (is_stop(st)) st = st.with_context(at());
       if (!st.ok()) return report_failure(io, std::move(st));  // a failed body ends the scan
       for (int j = 0; j < k; ++j) {
         if (io.out[size_t(n + j)] == nullptr) continue;
