@@ -329,21 +329,31 @@ BuildResult build_einsum(BuildContext& ctx) {
         return false;
       };
       size_t split = size_t(plan.out_ids);
-      // Up to 2^32 combinations (seconds): the run's deadline is polled.
+      // Up to 2^32 combinations (seconds): with run limits the loop polls
+      // them; without, it is compiled without the poll (which costs ~15% of
+      // this loop).
       StepPoller poll(io.limits);
-      for (int64_t e = 0; e < out_count; ++e) {
-        Acc acc = 0;
-        if (sum_count > 0) {
-          do {
-            if (poll.charge(1)) return report_failure(io, io.limits->stop_status(where));
-            Acc prod = 1;
-            for (int i = 0; i < n; ++i) prod *= Acc(src[size_t(i)][off[size_t(i)]]);
-            acc += prod;
-          } while (advance(split, m));
+      auto combine = [&](auto polled) {
+        for (int64_t e = 0; e < out_count; ++e) {
+          Acc acc = 0;
+          if (sum_count > 0) {
+            do {
+              if constexpr (decltype(polled)::value) {
+                if (poll.charge(1)) return false;
+              }
+              Acc prod = 1;
+              for (int i = 0; i < n; ++i) prod *= Acc(src[size_t(i)][off[size_t(i)]]);
+              acc += prod;
+            } while (advance(split, m));
+          }
+          o[e] = T(acc);
+          advance(0, split);
         }
-        o[e] = T(acc);
-        advance(0, split);
-      }
+        return true;
+      };
+      const bool polled = io.limits != nullptr && io.limits->active();
+      if (polled ? !combine(std::true_type{}) : !combine(std::false_type{}))
+        report_failure(io, io.limits->stop_status(where));
     });
   });
   return k;
