@@ -31,7 +31,7 @@ std::string loop_args(const testing::TempDir& dir, int64_t m) {
          " --input cond=" + dir.file("cond.npy") + " --input a0=" + dir.file("a0.npy");
 }
 
-TEST(RunDeadline, RunawayLoopStopsWithExit4NamingTheNodeAndDeadline) {
+TEST(CliRunDeadline, RunawayLoopStopsWithExit4NamingTheNodeAndDeadline) {
   testing::TempDir dir;
   const std::string args = loop_args(dir, int64_t(1) << 62);
   std::string out;
@@ -49,7 +49,7 @@ TEST(RunDeadline, RunawayLoopStopsWithExit4NamingTheNodeAndDeadline) {
   EXPECT_NE(out.find("\"exit_code\": 4"), std::string::npos) << out;
 }
 
-TEST(RunDeadline, ShortLoopFinishesWithinItsDeadline) {
+TEST(CliRunDeadline, ShortLoopFinishesWithinItsDeadline) {
   testing::TempDir dir;
   const std::string args = loop_args(dir, 5);
   std::string out;
@@ -61,7 +61,7 @@ TEST(RunDeadline, ShortLoopFinishesWithinItsDeadline) {
   EXPECT_NE(out.find("\"sum\": 7"), std::string::npos) << out;  // a0 2 + 5 iterations
 }
 
-TEST(RunDeadline, BadValuesAreUsageErrors) {
+TEST(CliRunDeadline, BadValuesAreUsageErrors) {
   testing::TempDir dir;
   const std::string args = loop_args(dir, 5);
   std::string out;
