@@ -106,3 +106,32 @@ def test_terminate_from_another_thread_stops_the_run(loop_model):
     assert ro.terminate is True
     ro.terminate = False
     np.testing.assert_array_equal(sess.run(None, feeds(4), ro)[0], [6.0])
+
+
+def test_lazy_prepare_plans_a_constant_loop_under_the_deadline(tmp_path):
+    """Every Loop input a constant: the Loop runs while the first run plans, and the
+    deadline stops it there (with prepare='eager' the constructor would plan it unbounded)."""
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["c2"]),
+         helper.make_node("Add", ["acc", "one"], ["acc2"])], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("c2", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc2", TensorProto.FLOAT, [1])])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["M", "cond", "a0"], ["out"], name="runaway", body=body)],
+        "const_loop", [], [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1])],
+        [numpy_helper.from_array(np.array([1.0], np.float32), "one"),
+         numpy_helper.from_array(HUGE, "M"), numpy_helper.from_array(TRUE, "cond"),
+         numpy_helper.from_array(A0, "a0")])
+    path = str(tmp_path / "const_loop.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8),
+              path)
+    sess = ort.InferenceSession(path, prepare="lazy")
+    ro = ort.RunOptions()
+    ro.deadline_ms = 200
+    t0 = time.monotonic()
+    with pytest.raises(ort.DeadlineExceeded, match=r"\(at plan time\)"):
+        sess.run(None, {}, ro)
+    assert time.monotonic() - t0 < 2.0
