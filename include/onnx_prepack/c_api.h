@@ -50,7 +50,9 @@ typedef enum op_status_code {
   OP_STATUS_UNIMPLEMENTED = 5,      /* valid but not supported by this build */
   OP_STATUS_RESOURCE_EXHAUSTED = 6, /* a limit was hit, or memory ran out */
   OP_STATUS_IO_ERROR = 7,           /* the operating system refused */
-  OP_STATUS_INTERNAL = 8            /* a bug of ours */
+  OP_STATUS_INTERNAL = 8,           /* a bug of ours */
+  OP_STATUS_DEADLINE_EXCEEDED = 9,  /* a run passed its deadline (op_run_options) */
+  OP_STATUS_CANCELLED = 10          /* a run was stopped by op_run_options_set_terminate */
 } op_status_code;
 
 /* "ok", "invalid_argument", ...; "unknown" for other values. Static storage. */
@@ -362,6 +364,28 @@ typedef struct op_input {
  * run with other shapes) plans: every weight is resolved, mapped or packed
  * then. Outputs stay on the session until the next run. */
 OP_API op_status_code op_session_run(op_session* session, const op_input* inputs, size_t n_inputs);
+
+/* Options of one run (docs/c-api.md, "Run options"), as ONNX Runtime's
+ * OrtRunOptions: a deadline and a terminate flag. One may serve several runs,
+ * one after another or at once on different sessions. */
+typedef struct op_run_options op_run_options;
+OP_API op_status_code op_run_options_create(op_run_options** out); /* no deadline, not set */
+OP_API void op_run_options_free(op_run_options* options);          /* NULL is ignored */
+/* Milliseconds from the start of a run (planning included) after which it
+ * stops with OP_STATUS_DEADLINE_EXCEEDED; 0 (the default) = none. Set it
+ * between runs, not during one. */
+OP_API op_status_code op_run_options_set_deadline_ms(op_run_options* options, uint64_t deadline_ms);
+/* 1: every run using `options` stops at its next check (before each node,
+ * each If/Loop/Scan body run, every few thousand steps of a long kernel) with
+ * OP_STATUS_CANCELLED, and later runs fail at once until it is set back to 0.
+ * The one call that may be made from any thread while a run is in progress
+ * (ONNX Runtime's RunOptionsSetTerminate / UnsetTerminate). */
+OP_API op_status_code op_run_options_set_terminate(op_run_options* options, int32_t terminate);
+/* op_session_run with run options (NULL = none). A run stopped by them leaves
+ * the session usable: the next run starts afresh, with no outputs kept. */
+OP_API op_status_code op_session_run_with_options(op_session* session, const op_input* inputs,
+                                                  size_t n_inputs,
+                                                  const op_run_options* run_options);
 
 /* Output `index` of the last run, borrowed until the next run or free. */
 typedef struct op_tensor_view {

@@ -90,8 +90,10 @@ class Engine {
   Status plan(const std::map<std::string, runtime::Tensor>& inputs);
   // Runs, planning first when there is no plan for these inputs' types and
   // shapes. Safe to call from several threads: runs are serialized.
-  Result<std::vector<runtime::HostTensor>> run(
-      const std::map<std::string, runtime::Tensor>& inputs);
+  // `run_options`: a deadline and a terminate flag (options.hpp); a run they
+  // stop fails with kDeadlineExceeded / kCancelled and the engine stays usable.
+  Result<std::vector<runtime::HostTensor>> run(const std::map<std::string, runtime::Tensor>& inputs,
+                                               const RunOptions& run_options = {});
 
   // Per-weight decisions so far (a copy: safe while another thread runs).
   std::vector<runtime::WeightDecision> weights() const;

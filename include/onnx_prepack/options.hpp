@@ -3,6 +3,7 @@
 // values, and prints them back with the names below.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,5 +45,19 @@ inline constexpr std::string_view kCacheOffName = "off";
 CacheLocation cache_location_from_arg(std::string_view arg);
 // The folder, or "off".
 std::string_view cache_location_name(const CacheLocation& c);
+
+// One run's limits (docs/runtime.md, "Deadline and cancellation"): a run that
+// passes its deadline stops with kDeadlineExceeded, one whose terminate flag
+// is set stops with kCancelled; either way the session stays usable. Checked
+// between nodes, at every If/Loop/Scan body run and every few thousand steps
+// of the kernels with a work bound, so a run stops within one node's time.
+struct RunOptions {
+  // Milliseconds from the start of the run (after waiting for an earlier run
+  // of the same engine; planning included) to its deadline; 0 = none.
+  uint64_t deadline_ms = 0;
+  // Set to true from any thread to stop the run; null = not cancellable. The
+  // caller owns it; it must outlive the run.
+  const std::atomic<bool>* terminate = nullptr;
+};
 
 }  // namespace onnx_prepack

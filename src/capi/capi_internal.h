@@ -3,6 +3,7 @@
 // become an op_status_code plus the thread-local message. Capi layer.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <exception>
 #include <map>
@@ -80,6 +81,12 @@ struct op_session {
   std::vector<onnx_prepack::runtime::HostTensor> outputs;
   std::vector<onnx_prepack::runtime::WeightDecision> decisions;  // copy for op_session_weight
   op_session_timings timings{};
+};
+
+// Atomic flag: op_run_options_set_terminate may race with a run reading it.
+struct op_run_options {
+  uint64_t deadline_ms = 0;
+  std::atomic<bool> terminate{false};
 };
 
 namespace onnx_prepack::capi {

@@ -102,13 +102,16 @@ std::vector<CommandSpec> make_specs() {
          "plain skips the resolver and packs B at every run (comparison only)"},
         {"memo-dir", "DIR", kMemoDefault, "memo records for --verify memo"},
         {"cache-max-mib", "N", "4096", "size bound of the cache store in MiB (0 = unbounded)"},
+        {"deadline-ms", "N", "0 (none)",
+         "stop each run (the first and every --repeat) N ms after it starts; exit 4"},
         json_option("print timings, weights, plan, memory and outputs as JSON")},
        {"onnx-prepack run model.compiled.onnx",
         "onnx-prepack run model.onnx --input x=x.npy --output-dir out --json",
         "onnx-prepack run model.onnx --input input_ids=random:1x128 --cache ~/.cache/op "
-        "--repeat 10"},
+        "--repeat 10",
+        "onnx-prepack run untrusted.onnx --deadline-ms 2000"},
        "0 ran; 2 usage error, missing or malformed model or input, unsupported operator, shape "
-       "error; 3 I/O or internal failure"});
+       "error; 3 I/O or internal failure; 4 a run passed --deadline-ms"});
   v.push_back({"generate",
                "write a deterministic MLP, transformer or MatMulNBits model",
                "mlp|transformer|llm -o OUT.onnx",

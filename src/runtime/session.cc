@@ -252,7 +252,14 @@ int Session::add_value(const std::string& name) {
   return id;
 }
 
-Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds) {
+Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds,
+                                  const RunLimits* limits) {
+  // Cleared on every return: the pointer is the caller's, for this call only.
+  struct ClearLimits {
+    const RunLimits*& p;
+    ~ClearLimits() { p = nullptr; }
+  } clear{plan_limits_};
+  plan_limits_ = limits;
   reset_plan();
   OP_RETURN_IF_ERROR(bind_feeds(feeds));
   OP_RETURN_IF_ERROR(bind_initializers());
@@ -261,12 +268,24 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds) {
     if (!live[size_t(ni)]) continue;
     bool needs_value = false;
     const ActivityNote note("planning", graph_->node(ni));
-    Status st = build_node(ni, needs_value);
+    Status st;
+    if (limits != nullptr && limits->active() && limits->stop_now()) {
+      st = limits->stop_status("planning node '" + graph_->node(ni).name() + "' (" +
+                               graph_->node(ni).op_type() + ")");
+    } else {
+      st = build_node(ni, needs_value);
+    }
     if (st.ok()) continue;
     bool unpinned = false;
     for (const auto& [name, feed] : feeds) unpinned = unpinned || feed.value == nullptr;
     reset_plan();
     if (needs_value && unpinned) return PlanOutcome::kNeedsInputValues;
+    return st;
+  }
+  // A builder may have met the deadline and taken its error for a branch
+  // that cannot be planned (If): a plan made past the deadline is not kept.
+  if (Status st = check_limits(limits, "planning graph '" + graph_->name() + "'"); !st.ok()) {
+    reset_plan();
     return st;
   }
   fuse_pointwise();
@@ -405,6 +424,7 @@ Status Session::build_node(int ni, bool& needs_value) {
   BuildContext ctx(node, opset_, descs, options_.weights);
   ctx.set_implicit_inputs(std::move(implicit));
   ctx.set_subgraph_env(env_.get());
+  ctx.set_limits(plan_limits_);
   OP_RETURN_IF_ERROR(ctx.attr_status());           // an attribute name given twice
   auto built = build_with_half_adapter(*op, ctx);  // half_adapter.h: 16-bit floats through float
   // An attribute of the wrong type was not read (its default stood in): that
@@ -515,7 +535,7 @@ Status Session::fold(Kernel& kernel, const std::vector<int>& in_ids,
     op_ptrs.push_back(v.constant->mutable_data());
   }
   Status failure;
-  kernel.run(KernelIO{ip, op_ptrs, options_.pool, &workspace_, &failure});
+  kernel.run(KernelIO{ip, op_ptrs, options_.pool, &workspace_, &failure, plan_limits_});
   OP_RETURN_IF_ERROR(failure);
   ++stats_.folded;
   return ok_status();
@@ -750,7 +770,38 @@ Status Session::place_arena() {
   return ok_status();
 }
 
-Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>& inputs) {
+std::string Session::step_where(const Step& step) const {
+  const auto& n = graph_->node(step.node);
+  return "node '" + n.name() + "' (" + n.op_type() + ")";
+}
+
+// The message of a stopped run names the node that was about to run; a
+// failure a kernel reports is returned as it is.
+Status Session::run_steps(const RunLimits* limits) {
+  Status failure;
+  for (const Step& st : steps_) {
+    if (limits != nullptr && limits->active() && limits->stop_now())
+      return limits->stop_status(step_where(st));
+    const KernelIO io{st.in_ptr, st.out_ptr, options_.pool, &workspace_, &failure, limits};
+    const ActivityNote note("running", graph_->node(st.node));
+    if (profile_ == nullptr) {
+      st.kernel->run(io);
+      OP_RETURN_IF_ERROR(failure);
+      continue;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    st.kernel->run(io);
+    OP_RETURN_IF_ERROR(failure);
+    OpProfile& p = (*profile_)[st.label ? st.label : graph_->node(st.node).op_type()];
+    p.ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    ++p.calls;
+  }
+  return ok_status();
+}
+
+Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>& inputs,
+                                             const RunLimits* limits) {
   if (arena_ == nullptr) return invalid_argument("run: no plan (call plan() first)");
   for (const auto& [name, id] : fed_values_) {
     auto it = inputs.find(name);
@@ -778,25 +829,7 @@ Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>
     if (it->second.nbytes()) std::memcpy(v.ptr, it->second.data, it->second.nbytes());
     if (v.desc.dtype == kBool) canonicalize_bools(v.ptr, it->second.nbytes());
   }
-  Status failure;
-  if (profile_ == nullptr) {
-    for (const Step& st : steps_) {
-      const ActivityNote note("running", graph_->node(st.node));
-      st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_, &failure});
-      OP_RETURN_IF_ERROR(failure);
-    }
-  } else {
-    for (const Step& st : steps_) {
-      const ActivityNote note("running", graph_->node(st.node));
-      const auto t0 = std::chrono::steady_clock::now();
-      st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_, &failure});
-      OP_RETURN_IF_ERROR(failure);
-      OpProfile& p = (*profile_)[st.label ? st.label : graph_->node(st.node).op_type()];
-      p.ms +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      ++p.calls;
-    }
-  }
+  OP_RETURN_IF_ERROR(run_steps(limits));
   std::vector<HostTensor> outs;
   for (int id : output_values_) {
     const Value& v = values_[size_t(id)];
@@ -821,7 +854,8 @@ std::vector<Session::PlannedOutput> Session::planned_outputs() const {
   return outs;
 }
 
-Status Session::run_bound(std::span<const void* const> inputs, std::span<void* const> outputs) {
+Status Session::run_bound(std::span<const void* const> inputs, std::span<void* const> outputs,
+                          const RunLimits* limits) {
   if (arena_ == nullptr) return invalid_argument("run: no plan (call plan() first)");
   for (size_t i = 0; i < inputs_.size() && i < inputs.size(); ++i) {
     auto it = fed_values_.find(inputs_[i].name);
@@ -832,11 +866,7 @@ Status Session::run_bound(std::span<const void* const> inputs, std::span<void* c
     if (v.ptr != inputs[i]) std::memcpy(v.ptr, inputs[i], bytes);
     if (v.desc.dtype == kBool) canonicalize_bools(v.ptr, bytes);  // arena memory, ours
   }
-  Status failure;
-  for (const Step& st : steps_) {
-    st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_, &failure});
-    OP_RETURN_IF_ERROR(failure);
-  }
+  OP_RETURN_IF_ERROR(run_steps(limits));
   for (size_t i = 0; i < output_values_.size() && i < outputs.size(); ++i) {
     const Value& v = values_[size_t(output_values_[i])];
     size_t bytes = size_t(shape_numel(v.desc.shape)) * dtype_size(v.desc.dtype);

@@ -10,6 +10,7 @@
 #include "runtime/ops/tensor/einsum_kernel.h"
 #include "runtime/ops/tensor/einsum_plan.h"
 #include "runtime/ops/tensor/tensor_ops.h"
+#include "runtime/run_limits.h"
 #include "runtime/work_budget.h"
 
 namespace onnx_prepack::runtime::tensor_family {

@@ -8,6 +8,7 @@
 #include "runtime/memory_account.h"
 #include "runtime/ops/dispatch.h"
 #include "runtime/ops/linalg/gemm.h"
+#include "runtime/run_limits.h"
 
 namespace onnx_prepack::runtime::tensor_family {
 namespace {
@@ -84,6 +85,12 @@ class EinsumKernel final : public Kernel {
     T* out = static_cast<T*>(io.out[0]);
     for (size_t si = 0; si < p.steps.size(); ++si) {
       const EinsumStep& s = p.steps[si];
+      // A plan of thousands of steps (one per operand) stops between two of
+      // them when the run passes its deadline (run_limits.h).
+      if (io.limits != nullptr && io.limits->active() && io.limits->stop_now()) {
+        report_failure(io, io.limits->stop_status(where_));
+        return;
+      }
       if (!create(s.dst) || !create(s.a_copy) || !create(s.b_copy)) return;
       T* dst = s.dst >= 0 ? bufs[size_t(s.dst)].get() : out;
       if (s.kind == EinsumStep::kReduce) {
