@@ -211,7 +211,9 @@ Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
   }
   Shape out{x->shape[0], m};
   out.insert(out.end(), win.out.begin(), win.out.end());
-  if (shape_numel(out) > (int64_t(1) << 40)) return ctx.error("output is too large");
+  // Each spatial dim is at most 2^32, so their product may still overflow.
+  if (checked_product(out).value_or(kMaxElementCount) > (int64_t(1) << 40))
+    return ctx.error("output " + shape_string(out) + " is too large (more than 2^40 elements)");
   ctx.set_output(0, kFloat, out);
   const ConvGeometry g = to_geometry(win, x->shape[0], c, m, group);
   // The columns are a grouped 1x1 convolution of the input planes by the
