@@ -62,6 +62,10 @@ constexpr std::optional<int64_t> checked_square(int64_t d) {
   return r;
 }
 
+// ceil(a / b) for a >= 0, b > 0, without the a + b - 1 that overflows when b
+// is an attribute near 2^63 (a block_size, a stride).
+constexpr int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+
 // a * b, or UINT64_MAX when it does not fit: for step and byte counts that are
 // only compared with a bound (work_budget.h), where "too many" is the answer.
 constexpr uint64_t saturating_mul(uint64_t a, uint64_t b) {

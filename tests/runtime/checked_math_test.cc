@@ -63,6 +63,15 @@ TEST(CheckedMath, SquareRefusesNegativesAndPast2Pow62) {
   EXPECT_EQ(checked_square(kMin), std::nullopt);
 }
 
+TEST(CheckedMath, CeilDivDoesNotOverflowForHugeDivisors) {
+  EXPECT_EQ(ceil_div(4, kMax), 1);
+  EXPECT_EQ(ceil_div(kMax, kMax), 1);
+  EXPECT_EQ(ceil_div(kMax, 2), (kMax / 2) + 1);
+  EXPECT_EQ(ceil_div(0, kMax), 0);
+  EXPECT_EQ(ceil_div(8, 4), 2);
+  EXPECT_EQ(ceil_div(9, 4), 3);
+}
+
 TEST(CheckedMath, ProductOfDims) {
   EXPECT_EQ(checked_product({}), 1);
   EXPECT_EQ(checked_product({2, 3, 4}), 24);

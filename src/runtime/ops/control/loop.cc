@@ -158,7 +158,8 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
     Shape shape = slice;
     shape.insert(shape.begin(), it);
     if (checked_numel(shape) < 0) return ctx.error("scan output size overflows");
-    HostTensor out = HostTensor::allocate(dtype, shape);
+    OP_ASSIGN_OR_RETURN(HostTensor out,
+                        HostTensor::try_allocate(dtype, shape, ctx.where() + " scan output"));
     size_t bytes = nbytes_of(dtype, slice);
     for (int64_t t = 0; t < it; ++t) {
       if (bytes)

@@ -203,7 +203,16 @@ Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
         win.pad_begin[i] = pads[i];
         win.pad_end[i] = pads[i + r];
       }
-      win.out[i] = full - win.pad_begin[i] - win.pad_end[i];
+      // pads are the model's, unbounded: full - begin - end is checked.
+      const std::optional<int64_t> o = checked_sub(full, win.pad_begin[i]).and_then([&](int64_t v) {
+        return checked_sub(v, win.pad_end[i]);
+      });
+      if (!o) {
+        return ctx.error("pads " + std::to_string(win.pad_begin[i]) + " / " +
+                         std::to_string(win.pad_end[i]) + " overflow the output size of dim " +
+                         std::to_string(i));
+      }
+      win.out[i] = *o;
     }
     if (win.out[i] < 0 || win.out[i] > (int64_t(1) << 32)) {
       return ctx.error("output size " + std::to_string(win.out[i]) + " is out of range");

@@ -110,7 +110,9 @@ Result<std::unique_ptr<Kernel>> build_window(BuildContext& ctx) {
   int32_t dt = int32_t(ctx.attr_int("output_datatype", kFloat));
   bool periodic = ctx.attr_int("periodic", 1) != 0;
   double den = double(periodic ? n : n - 1);
-  HostTensor out = HostTensor::allocate(dt, {n});
+  // n is the model's (up to 2^32): the output is checked against the memory
+  // budget before it is filled, not allocated unchecked.
+  OP_ASSIGN_OR_RETURN(HostTensor out, HostTensor::try_allocate(dt, {n}, ctx.where() + " output"));
   bool ok = dispatch_numeric(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* o = static_cast<T*>(out.mutable_data());

@@ -146,6 +146,10 @@ Result<std::unique_ptr<Kernel>> build_mel_weight_matrix(BuildContext& ctx) {
   if (mels > (int64_t(1) << 20) || dft_length > (int64_t(1) << 30))
     return ctx.error("num_mel_bins or dft_length is too large");
   int64_t bins = dft_length / 2 + 1;
+  // bins * mels reaches 2^49: the double weights and the output are checked
+  // against the memory budget before anything is allocated.
+  OP_RETURN_IF_ERROR(
+      checked_tensor_bytes(kDouble, {bins, mels}, ctx.where() + " weights").status());
   auto to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
   double lo = to_mel(edge[0]), hi = to_mel(edge[1]);
   std::vector<int64_t> corner(size_t(mels + 2));
@@ -172,7 +176,8 @@ Result<std::unique_ptr<Kernel>> build_mel_weight_matrix(BuildContext& ctx) {
       if (double* p = at(j, m)) *p = double(b - j) / double(b - c);
   }
   int32_t dt = int32_t(ctx.attr_int("output_datatype", kFloat));
-  HostTensor out = HostTensor::allocate(dt, {bins, mels});
+  OP_ASSIGN_OR_RETURN(HostTensor out,
+                      HostTensor::try_allocate(dt, {bins, mels}, ctx.where() + " output"));
   if (!dispatch_numeric(dt, [&](auto tag) {
         using T = typename decltype(tag)::type;
         T* o = static_cast<T*>(out.mutable_data());

@@ -9,6 +9,7 @@
 
 #include "runtime/kernel.h"
 #include "runtime/ops/quant/quant_ops.h"
+#include "runtime/work_budget.h"
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -97,6 +98,18 @@ Result<ConvGeom> conv_geometry(const BuildContext& ctx, const Shape& x, const Sh
       if (span < 0) return ctx.error("kernel is larger than the padded input");
       g.out[d] = span / g.stride[d] + 1;
     }
+  }
+  // The direct loop visits every (output point, input channel of its group,
+  // kernel tap): a large padding on a small X makes that hours of work.
+  uint64_t steps = saturating_mul(uint64_t(g.batch), uint64_t(g.m));
+  for (int64_t o : g.out) steps = saturating_mul(steps, uint64_t(o));
+  steps = saturating_mul(steps, uint64_t(g.c / g.group));
+  for (int64_t k : g.kernel) steps = saturating_mul(steps, uint64_t(k));
+  if (steps > kMaxOperatorSteps) {
+    return ctx.error("output " + shape_string(Shape{g.batch, g.m}) + " x " + shape_string(g.out) +
+                     " with " + std::to_string(g.c / g.group) + " channels per group and kernel " +
+                     shape_string(g.kernel) + " takes " + std::to_string(steps) +
+                     " steps, over the work bound of 2^32");
   }
   return g;
 }
