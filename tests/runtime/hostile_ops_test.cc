@@ -897,5 +897,46 @@ TEST(HostileOps, BroadcastPast2Pow62ElementsIsRefused) {
                {"node 'add' (Add)", "past 2^62 elements"});
 }
 
+TEST(HostileOps, GridSampleCoordinatesPastInt64ReadAsOutsideOrTheBorder) {
+  // A 2x2 image; grid points at +-1e30 and NaN, which used to reach an int64
+  // cast (undefined). Zeros padding: outside is 0. Border: the nearest edge.
+  const std::vector<float> x = {1, 2, 3, 4};
+  const float inf_ish = 1e30f, nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> grid = {inf_ish, inf_ish, -inf_ish, -inf_ish, nan, 0.0f};
+  for (const char* mode : {"bilinear", "bicubic", "nearest"}) {
+    for (const char* padding : {"zeros", "border"}) {
+      OneNode m("GridSample", "gs", 16);
+      m.input("X", kFloat, {1, 1, 2, 2}).input("G", kFloat, {1, 1, 3, 2}).output("Y");
+      m.attr("mode", onnx::AttributeProto::STRING)->set_s(mode);
+      m.attr("padding_mode", onnx::AttributeProto::STRING)->set_s(padding);
+      m.attr_int("align_corners", 1);
+      auto r = plan_and_run(
+          m, {{"X", {kFloat, {1, 1, 2, 2}, x.data()}}, {"G", {kFloat, {1, 1, 3, 2}, grid.data()}}});
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      const auto y = values<float>((*r)[0]);
+      ASSERT_EQ(y.size(), 3u);
+      if (std::string(padding) == "zeros") {
+        EXPECT_EQ(y, (std::vector<float>{0, 0, 0})) << mode;
+      } else {
+        // (+inf, +inf) is the bottom-right pixel, (-inf, -inf) the top-left.
+        EXPECT_NEAR(y[0], 4.0f, 1e-5f) << mode;
+        EXPECT_NEAR(y[1], 1.0f, 1e-5f) << mode;
+      }
+    }
+  }
+}
+
+TEST(HostileOps, OneHotFloatIndicesPastInt64AreOutOfRange) {
+  // 1e30 and NaN as float indices: a row of `off`, not an undefined cast.
+  const std::vector<float> idx = {1e30f, std::numeric_limits<float>::quiet_NaN(), 1.0f};
+  OneNode m("OneHot", "oh", 11);
+  m.input("I", kFloat, {3}).ints("D", {3}, true);
+  add_floats(m, "V", {2}, {0.0f, 1.0f});
+  m.output("Y");
+  auto r = plan_and_run(m, {{"I", {kFloat, {3}, idx.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{0, 0, 0, 0, 0, 0, 0, 1, 0}));
+}
+
 }  // namespace
 }  // namespace onnx_prepack::runtime
