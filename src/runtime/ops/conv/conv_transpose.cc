@@ -204,9 +204,8 @@ Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
         win.pad_end[i] = pads[i + r];
       }
       // pads are the model's, unbounded: full - begin - end is checked.
-      const std::optional<int64_t> o = checked_sub(full, win.pad_begin[i]).and_then([&](int64_t v) {
-        return checked_sub(v, win.pad_end[i]);
-      });
+      const std::optional<int64_t> fb = checked_sub(full, win.pad_begin[i]);
+      const std::optional<int64_t> o = fb ? checked_sub(*fb, win.pad_end[i]) : std::nullopt;
       if (!o) {
         return ctx.error("pads " + std::to_string(win.pad_begin[i]) + " / " +
                          std::to_string(win.pad_end[i]) + " overflow the output size of dim " +

@@ -69,10 +69,8 @@ Result<ConvGeom> conv_geometry(const BuildContext& ctx, const Shape& x, const Sh
     // Attributes may be near 2^63: the window extent and the padded input are
     // overflow-checked; once they fit, every run-time position does too.
     const std::string dim = "spatial dim " + std::to_string(d) + ": ";
-    const std::optional<int64_t> ext =
-        checked_mul(g.kernel[d] - 1, g.dilation[d]).and_then([](int64_t v) {
-          return checked_add(v, 1);
-        });
+    const std::optional<int64_t> reach = checked_mul(g.kernel[d] - 1, g.dilation[d]);
+    const std::optional<int64_t> ext = reach ? checked_add(*reach, 1) : std::nullopt;
     if (!ext) {
       return ctx.error(dim + "kernel " + std::to_string(g.kernel[d]) + " with dilation " +
                        std::to_string(g.dilation[d]) + " overflows int64");
@@ -88,8 +86,8 @@ Result<ConvGeom> conv_geometry(const BuildContext& ctx, const Shape& x, const Sh
       const int64_t b = auto_pad == "VALID" ? 0 : pads[d],
                     e = auto_pad == "VALID" ? 0 : pads[d + sd];
       g.pad_begin[d] = b;
-      const std::optional<int64_t> padded =
-          checked_add(g.in[d], b).and_then([e](int64_t v) { return checked_add(v, e); });
+      const std::optional<int64_t> in_b = checked_add(g.in[d], b);
+      const std::optional<int64_t> padded = in_b ? checked_add(*in_b, e) : std::nullopt;
       if (!padded) {
         return ctx.error(dim + "input " + std::to_string(g.in[d]) + " with pads " +
                          std::to_string(b) + " / " + std::to_string(e) + " overflows int64");
