@@ -38,7 +38,8 @@ Result<std::unique_ptr<Kernel>> build_layer_norm(BuildContext& ctx) {
   std::vector<int64_t> bstr =
       has_bias ? broadcast_strides(ctx.input(2).shape, norm_shape) : std::vector<int64_t>();
   auto index_of = [norm_shape](const std::vector<int64_t>& strides) {
-    std::vector<int64_t> idx(static_cast<size_t>(len));
+    // dims-lint: ok (X's trailing dims)
+    std::vector<int64_t> idx(size_t(shape_numel(norm_shape)));
     for (size_t e = 0; e < idx.size(); ++e) {
       int64_t rem = int64_t(e), off = 0;
       for (size_t d = norm_shape.size(); d-- > 0;) {
