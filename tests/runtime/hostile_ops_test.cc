@@ -938,5 +938,18 @@ TEST(HostileOps, OneHotFloatIndicesPastInt64AreOutOfRange) {
   EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{0, 0, 0, 0, 0, 0, 0, 1, 0}));
 }
 
+TEST(HostileOps, RecurrentHiddenSizeWhoseGateRowsOverflowIsRefused) {
+  // An empty R [1, 0, 2^62]: 4 gates x 2^62 rows wrapped to 0 and matched W [1, 0, 1].
+  const int64_t h = int64_t(1) << 62;
+  std::vector<float> x(1, 1.0f);
+  OneNode m("LSTM", "lstm", 14);
+  m.input("X", kFloat, {1, 1, 1}).input("W", kFloat, {1, 0, 1}).input("R", kFloat, {1, 0, h});
+  m.output("Y");
+  expect_error(plan_and_run(m, {{"X", {kFloat, {1, 1, 1}, x.data()}},
+                                {"W", {kFloat, {1, 0, 1}, nullptr}},
+                                {"R", {kFloat, {1, 0, h}, nullptr}}}),
+               {"node 'lstm' (LSTM)", "hidden size " + std::to_string(h), "overflows int64"});
+}
+
 }  // namespace
 }  // namespace onnx_prepack::runtime
