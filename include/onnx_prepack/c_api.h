@@ -2,7 +2,7 @@
  * call and no exception across the boundary. Compiles as C99 and as C++.
  *
  *   op_model     a parsed ONNX model (external data mapped on demand)
- *   op_resolver  the loading rules (SPEC 4.3) for a runtime with its own kernels:
+ *   op_resolver  the loading rules (format.md §4.3) for a runtime with its own kernels:
  *                it asks for a source initializer in the formats it reads and
  *                gets a mapped payload (hit) or a miss reason
  *   op_session   our CPU runtime on one model, weights through the resolver
@@ -109,7 +109,7 @@ OP_API op_status_code op_model_get_counts(const op_model* model, op_model_counts
 OP_API op_status_code op_model_initializer_name(const op_model* model, uint64_t index,
                                                 const char** out);
 
-/* ---- check (SPEC 4.1, 4.2) ---------------------------------------------- */
+/* ---- check (format.md §4.1, 4.2) ---------------------------------------- */
 
 /* Runs the structural checker (external payloads included) and keeps the
  * report on the model; the diagnostics getters below read it. A model with
@@ -133,7 +133,7 @@ typedef struct op_diagnostic {
 OP_API op_status_code op_model_check_diagnostic(const op_model* model, int32_t kind, uint64_t index,
                                                 op_diagnostic* out);
 
-/* ---- digest (SPEC 5) ---------------------------------------------------- */
+/* ---- digest (format.md §5) ---------------------------------------------- */
 
 /* Canonical digest of the top-level initializer `initializer_name` with
  * `algorithm` ("blake3" or "sha256") into out32[0..31]. n_threads: 0 = the
@@ -145,7 +145,7 @@ OP_API op_status_code op_tensor_digest(const op_model* model, const char* initia
                                        const char* algorithm, uint32_t n_threads,
                                        uint8_t out32[32]);
 
-/* ---- resolver (SPEC 4.3, 6, 7) ------------------------------------------ */
+/* ---- resolver (format.md §4.3, 6, 7) ------------------------------------ */
 
 typedef enum op_verify_policy {
   OP_VERIFY_FULL = 0, /* hash every source that has a candidate entry */
@@ -301,7 +301,7 @@ typedef struct op_compile_summary {
 } op_compile_summary;
 
 OP_API op_compile_options op_compile_options_default(void);
-/* Packs every eligible MatMul/Gemm B of the model at `src_path` for each
+/* Packs every eligible weight (docs/format.md §4.7) of the model at `src_path` for each
  * target and writes `dst_path` (and its external data file), as `onnx-prepack
  * compile` does. `summary` may be NULL. INVALID_ARGUMENT for an unknown target
  * or digest, the load's code for an unreadable model, IO_ERROR when writing

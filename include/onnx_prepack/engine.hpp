@@ -40,7 +40,7 @@ struct PlanStats;
 }  // namespace runtime
 
 struct EngineOptions {
-  VerifyPolicy verify = kDefaultVerifyPolicy;  // SPEC 7.2
+  VerifyPolicy verify = kDefaultVerifyPolicy;  // format.md §7.2
   CacheLocation cache;                         // write-back cache store; none by default
   std::string memo_dir;                     // memo records for kMemo; "" = MemoStore::default_dir()
   uint32_t threads = kDefaultThreads;       // one pool for hashing, packing, kernels; 0 = all cores
@@ -153,7 +153,7 @@ struct CompileSummary {
 };
 
 // The compile pipeline of `onnx-prepack compile` (docs/cli.md): packs every
-// eligible MatMul/Gemm B for each target and writes `dst` with devices,
+// eligible weight (docs/format.md §4.7) for each target and writes `dst` with devices,
 // struct_types and compiled_tensors. Errors: invalid_argument for an unknown
 // target or digest, the load's error for an unreadable `src`, io_error when
 // writing fails.

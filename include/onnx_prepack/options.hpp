@@ -12,7 +12,7 @@
 
 namespace onnx_prepack {
 
-// SPEC 7.2: how a hit's source digest is trusted.
+// format.md §7.2: how a hit's source digest is trusted.
 enum class VerifyPolicy : uint8_t {
   kFull,  // hash every source that has a candidate entry
   kMemo,  // trust a digest recorded for the same file identity, else hash and record
@@ -29,7 +29,7 @@ inline constexpr WeightMode kDefaultWeightMode = WeightMode::kPacked;
 std::string_view weight_mode_name(WeightMode m);  // "packed" / "plain"
 std::optional<WeightMode> weight_mode_from_name(std::string_view name);
 
-// Where misses are written back and looked up (SPEC 7.1). No store when `dir`
+// Where misses are written back and looked up (format.md §7.1). No store when `dir`
 // is empty: that is the one meaning of "no cache" inside the engine.
 struct CacheLocation {
   std::string dir;

@@ -22,6 +22,7 @@
 #include "pack/pack_family.h"
 #include "resolve/cache_store.h"
 #include "resolve/resolver.h"
+#include "runtime/activity.h"
 #include "runtime/prepared_weights.h"
 #include "runtime/session.h"
 
@@ -92,7 +93,13 @@ op_status_code guard(F&& body) noexcept {
   try {
     return set_last(body());
   } catch (const std::bad_alloc&) {
-    return set_last(resource_exhausted("out of memory"));
+    // runtime/activity.h: the node being planned or run, and the budget.
+    std::string what = "out of memory";
+    try {
+      what = runtime::out_of_memory_message();
+    } catch (...) {
+    }
+    return set_last(resource_exhausted(what));
   } catch (const std::exception& e) {
     return set_last(internal_error(std::string("unexpected exception: ") + e.what()));
   } catch (...) {

@@ -108,7 +108,8 @@ class EngineSession {
       }
       runtime::Shape shape;
       for (int64_t d : gi.dims) shape.push_back(d < 0 ? 1 : d);
-      Result<runtime::HostTensor> t = runtime::HostTensor::try_allocate(gi.dtype, shape, gi.name);
+      Result<runtime::HostTensor> t =
+          runtime::HostTensor::try_allocate(gi.dtype, shape, "input '" + gi.name + "'");
       if (!t.ok()) return t.status().message();
       buffers.push_back(std::move(*t));
       inputs[gi.name] = buffers.back().view();

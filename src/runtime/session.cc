@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "runtime/activity.h"
 #include "runtime/constants.h"
 #include "runtime/half_adapter.h"
 #include "runtime/legacy_opset.h"
@@ -259,6 +260,7 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds) {
   for (int ni : order_) {
     if (!live[size_t(ni)]) continue;
     bool needs_value = false;
+    const ActivityNote note("planning", graph_->node(ni));
     Status st = build_node(ni, needs_value);
     if (st.ok()) continue;
     bool unpinned = false;
@@ -476,7 +478,7 @@ Status Session::build_node(int ni, bool& needs_value) {
                    dtype_size(values_[size_t(id)].desc.dtype);
   }
   if (all_known && int64_t(out_bytes) <= options_.fold_limit_bytes) {
-    return fold(*kernel, in_ids, out_ids);
+    return fold(*kernel, in_ids, out_ids, ctx.where());
   }
   Step step;
   step.node = ni;
@@ -496,7 +498,7 @@ Status Session::build_node(int ni, bool& needs_value) {
 
 // Runs a kernel whose inputs are all known now; its outputs become constants.
 Status Session::fold(Kernel& kernel, const std::vector<int>& in_ids,
-                     const std::vector<int>& out_ids) {
+                     const std::vector<int>& out_ids, const std::string& where) {
   std::vector<void*> ip, op_ptrs;
   for (int id : in_ids) {
     ip.push_back(id < 0 ? nullptr : const_cast<void*>(values_[size_t(id)].constant->data()));
@@ -507,8 +509,9 @@ Status Session::fold(Kernel& kernel, const std::vector<int>& in_ids,
       continue;
     }
     Value& v = values_[size_t(id)];
-    OP_ASSIGN_OR_RETURN(v.constant, HostTensor::try_allocate(v.desc.dtype, v.desc.shape,
-                                                             "folded output '" + v.name + "'"));
+    OP_ASSIGN_OR_RETURN(v.constant,
+                        HostTensor::try_allocate(v.desc.dtype, v.desc.shape,
+                                                 where + ": folded output '" + v.name + "'"));
     op_ptrs.push_back(v.constant->mutable_data());
   }
   Status failure;
@@ -651,6 +654,39 @@ uint64_t place_in_step_order(std::vector<ArenaBlock>& blocks) {
   return arena;
 }
 
+// Where the arena's values weigh most, for its allocation errors: the step at
+// which the most bytes are live, its node, and the largest value live there.
+std::string arena_peak(const std::vector<ArenaBlock>& blocks,
+                       const std::vector<Session::Step>& steps,
+                       const std::vector<Session::Value>& values, const onnx::GraphProto& graph) {
+  if (blocks.empty() || steps.empty()) return "no intermediate values";
+  std::vector<int64_t> delta(steps.size() + 1, 0);  // bytes that begin (end) living at a step
+  for (const ArenaBlock& b : blocks) {
+    delta[size_t(std::clamp(b.first, 0, int(steps.size())))] += int64_t(b.size);
+    delta[size_t(std::clamp(b.last + 1, 0, int(steps.size())))] -= int64_t(b.size);
+  }
+  std::vector<uint64_t> live(steps.size(), 0);
+  int64_t now = 0;
+  for (size_t t = 0; t < steps.size(); ++t) live[t] = uint64_t(now += delta[t]);
+  const size_t peak = size_t(std::max_element(live.begin(), live.end()) - live.begin());
+  const ArenaBlock* largest = nullptr;
+  size_t count = 0;
+  for (const ArenaBlock& b : blocks) {
+    if (std::max(b.first, 0) > int(peak) || b.last < int(peak)) continue;
+    ++count;
+    if (largest == nullptr || b.size > largest->size) largest = &b;
+  }
+  const onnx::NodeProto& n = graph.node(steps[peak].node);
+  std::string s = "at node '" + n.name() + "' (" + n.op_type() + "), step " +
+                  std::to_string(peak + 1) + " of " + std::to_string(steps.size()) + ", " +
+                  std::to_string(count) + " values hold " + std::to_string(live[peak]) + " bytes";
+  if (largest != nullptr) {
+    s += ", the largest '" + values[size_t(largest->id)].name + "' " +
+         std::to_string(largest->size) + " bytes";
+  }
+  return s;
+}
+
 }  // namespace
 
 // Two placements: greedy by size where its cost (the sum over steps of the
@@ -688,11 +724,19 @@ Status Session::place_arena() {
     }
   }
   stats_.arena_bytes = arena;
-  OP_ASSIGN_OR_RETURN(arena_reserved_,
-                      reserve_memory(arena, "plan: the arena of the graph's intermediate values"));
+  auto reserved = reserve_memory(arena, "plan: the arena of the graph's intermediate values");
+  if (!reserved.ok()) {  // the peak is described only then: it walks every block
+    return resource_exhausted(reserved.status().message() + " (" +
+                              arena_peak(blocks, steps_, values_, *graph_) + ")");
+  }
+  arena_reserved_ = std::move(*reserved);
   arena_ = std::aligned_alloc(64, std::max<uint64_t>(64, arena));
-  if (arena_ == nullptr)
-    return resource_exhausted("plan: cannot allocate the " + std::to_string(arena) + "-byte arena");
+  if (arena_ == nullptr) {
+    return resource_exhausted("plan: cannot allocate the " + std::to_string(arena) +
+                              "-byte arena of the graph's intermediate values (" +
+                              arena_peak(blocks, steps_, values_, *graph_) + "; memory budget " +
+                              std::to_string(memory_budget_bytes()) + " bytes)");
+  }
   for (const ArenaBlock& b : blocks)
     values_[size_t(b.id)].ptr = static_cast<uint8_t*>(arena_) + b.offset;
   for (Value& v : values_) {
@@ -737,11 +781,13 @@ Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>
   Status failure;
   if (profile_ == nullptr) {
     for (const Step& st : steps_) {
+      const ActivityNote note("running", graph_->node(st.node));
       st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_, &failure});
       OP_RETURN_IF_ERROR(failure);
     }
   } else {
     for (const Step& st : steps_) {
+      const ActivityNote note("running", graph_->node(st.node));
       const auto t0 = std::chrono::steady_clock::now();
       st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_, &failure});
       OP_RETURN_IF_ERROR(failure);
@@ -754,8 +800,12 @@ Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>
   std::vector<HostTensor> outs;
   for (int id : output_values_) {
     const Value& v = values_[size_t(id)];
-    OP_ASSIGN_OR_RETURN(auto t, HostTensor::try_allocate(v.desc.dtype, v.desc.shape,
-                                                         "output '" + v.desc.name + "'"));
+    std::string what = "output '" + v.desc.name + "'";
+    if (v.def >= 0 && size_t(v.def) < steps_.size()) {  // name the node that wrote it
+      const onnx::NodeProto& n = graph_->node(steps_[size_t(v.def)].node);
+      what = "node '" + n.name() + "' (" + n.op_type() + "): " + what;
+    }
+    OP_ASSIGN_OR_RETURN(auto t, HostTensor::try_allocate(v.desc.dtype, v.desc.shape, what));
     if (t.nbytes()) std::memcpy(t.mutable_data(), v.ptr, t.nbytes());
     outs.push_back(std::move(t));
   }

@@ -127,7 +127,9 @@ class Session {
   // One node: a step, a folded constant, or values described without a kernel.
   // Sets `needs_value` when its kernel needs an unknown value.
   Status build_node(int node_index, bool& needs_value);
-  Status fold(Kernel& kernel, const std::vector<int>& in_ids, const std::vector<int>& out_ids);
+  // `where` names the node ("node 'n' (Op)") in its allocation errors.
+  Status fold(Kernel& kernel, const std::vector<int>& in_ids, const std::vector<int>& out_ids,
+              const std::string& where);
   // Replaces runs of elementwise steps with fused kernels (session_fusion.cc).
   void fuse_pointwise();
   void compute_lifetimes();

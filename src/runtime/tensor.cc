@@ -191,7 +191,9 @@ Result<HostTensor> HostTensor::try_allocate(int32_t dtype, Shape shape, std::str
   void* p = std::aligned_alloc(64, size_t(rounded));
   if (p == nullptr) {
     return resource_exhausted(std::string(what) + ": cannot allocate " + std::to_string(bytes) +
-                              " bytes for " + dtype_name(dtype) + " " + shape_string(t.shape_));
+                              " bytes for " + dtype_name(dtype) + " " + shape_string(t.shape_) +
+                              " (within the memory budget of " +
+                              std::to_string(memory_budget_bytes()) + " bytes)");
   }
   std::memset(p, 0, size_t(rounded));
   auto held = std::make_shared<MemoryReservation>(std::move(reserved));

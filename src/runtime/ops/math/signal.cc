@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "runtime/memory_account.h"
 #include "runtime/ops/math/common.h"
 
 namespace onnx_prepack::runtime::math {
@@ -146,10 +147,6 @@ Result<std::unique_ptr<Kernel>> build_mel_weight_matrix(BuildContext& ctx) {
   if (mels > (int64_t(1) << 20) || dft_length > (int64_t(1) << 30))
     return ctx.error("num_mel_bins or dft_length is too large");
   int64_t bins = dft_length / 2 + 1;
-  // bins * mels reaches 2^49: the double weights and the output are checked
-  // against the memory budget before anything is allocated.
-  OP_RETURN_IF_ERROR(
-      checked_tensor_bytes(kDouble, {bins, mels}, ctx.where() + " weights").status());
   auto to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
   double lo = to_mel(edge[0]), hi = to_mel(edge[1]);
   std::vector<int64_t> corner(size_t(mels + 2));
@@ -160,6 +157,15 @@ Result<std::unique_ptr<Kernel>> build_mel_weight_matrix(BuildContext& ctx) {
     double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
     corner[size_t(i)] = int64_t(std::floor(double(dft_length + 1) * hz / double(rate)));
   }
+  // The double table and the output: sized by constants of the model, so held
+  // against the memory budget before either is allocated.
+  int32_t dt = int32_t(ctx.attr_int("output_datatype", kFloat));
+  OP_ASSIGN_OR_RETURN(uint64_t table_bytes,
+                      checked_tensor_bytes(kDouble, {bins, mels}, ctx.where() + ": mel table"));
+  OP_ASSIGN_OR_RETURN(MemoryReservation table,
+                      reserve_memory(table_bytes, ctx.where() + ": mel table"));
+  OP_ASSIGN_OR_RETURN(HostTensor out,
+                      HostTensor::try_allocate(dt, {bins, mels}, ctx.where() + ": output"));
   std::vector<double> w(size_t(bins * mels), 0.0);
   auto at = [&](int64_t row, int64_t col) -> double* {
     return row >= 0 && row < bins ? &w[size_t(row * mels + col)] : nullptr;
@@ -175,9 +181,6 @@ Result<std::unique_ptr<Kernel>> build_mel_weight_matrix(BuildContext& ctx) {
     for (int64_t j = c; j < b; ++j)
       if (double* p = at(j, m)) *p = double(b - j) / double(b - c);
   }
-  int32_t dt = int32_t(ctx.attr_int("output_datatype", kFloat));
-  OP_ASSIGN_OR_RETURN(HostTensor out,
-                      HostTensor::try_allocate(dt, {bins, mels}, ctx.where() + " output"));
   if (!dispatch_numeric(dt, [&](auto tag) {
         using T = typename decltype(tag)::type;
         T* o = static_cast<T*>(out.mutable_data());
