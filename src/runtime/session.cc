@@ -270,6 +270,11 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds) {
     return st;
   }
   fuse_pointwise();
+  for (Step& st : steps_) {
+    st.empty = !st.out.empty() && std::all_of(st.out.begin(), st.out.end(), [&](int id) {
+      return id < 0 || shape_numel(values_[size_t(id)].desc.shape) == 0;
+    });
+  }
   compute_lifetimes();
   OP_RETURN_IF_ERROR(place_arena());
   stats_.kernels = steps_.size();
@@ -515,7 +520,11 @@ Status Session::fold(Kernel& kernel, const std::vector<int>& in_ids,
     op_ptrs.push_back(v.constant->mutable_data());
   }
   Status failure;
-  kernel.run(KernelIO{ip, op_ptrs, options_.pool, &workspace_, &failure});
+  // Empty outputs: nothing to compute (as Step::empty).
+  const bool empty = std::all_of(out_ids.begin(), out_ids.end(), [&](int id) {
+    return id < 0 || shape_numel(values_[size_t(id)].desc.shape) == 0;
+  });
+  if (!empty) kernel.run(KernelIO{ip, op_ptrs, options_.pool, &workspace_, &failure});
   OP_RETURN_IF_ERROR(failure);
   ++stats_.folded;
   return ok_status();
@@ -781,12 +790,14 @@ Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>
   Status failure;
   if (profile_ == nullptr) {
     for (const Step& st : steps_) {
+      if (st.empty) continue;
       const ActivityNote note("running", graph_->node(st.node));
       st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_, &failure});
       OP_RETURN_IF_ERROR(failure);
     }
   } else {
     for (const Step& st : steps_) {
+      if (st.empty) continue;
       const ActivityNote note("running", graph_->node(st.node));
       const auto t0 = std::chrono::steady_clock::now();
       st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_, &failure});
@@ -834,6 +845,7 @@ Status Session::run_bound(std::span<const void* const> inputs, std::span<void* c
   }
   Status failure;
   for (const Step& st : steps_) {
+    if (st.empty) continue;
     st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_, &failure});
     OP_RETURN_IF_ERROR(failure);
   }
