@@ -14,6 +14,7 @@
 #include "base/thread_pool.h"
 #include "onnx_prepack.pb.h"
 #include "onnx_prepack/status.h"
+#include "runtime/checked_math.h"  // every builder computes sizes with it
 #include "runtime/tensor.h"
 
 namespace onnx_prepack::runtime {

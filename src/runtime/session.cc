@@ -289,6 +289,11 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds,
     return st;
   }
   fuse_pointwise();
+  for (Step& st : steps_) {
+    st.empty = !st.out.empty() && std::all_of(st.out.begin(), st.out.end(), [&](int id) {
+      return id < 0 || shape_numel(values_[size_t(id)].desc.shape) == 0;
+    });
+  }
   compute_lifetimes();
   OP_RETURN_IF_ERROR(place_arena());
   stats_.kernels = steps_.size();
@@ -535,7 +540,11 @@ Status Session::fold(Kernel& kernel, const std::vector<int>& in_ids,
     op_ptrs.push_back(v.constant->mutable_data());
   }
   Status failure;
-  kernel.run(KernelIO{ip, op_ptrs, options_.pool, &workspace_, &failure, plan_limits_});
+  // Empty outputs: nothing to compute (as Step::empty).
+  const bool empty = std::all_of(out_ids.begin(), out_ids.end(), [&](int id) {
+    return id < 0 || shape_numel(values_[size_t(id)].desc.shape) == 0;
+  });
+  if (!empty) kernel.run(KernelIO{ip, op_ptrs, options_.pool, &workspace_, &failure, plan_limits_});
   OP_RETURN_IF_ERROR(failure);
   ++stats_.folded;
   return ok_status();
@@ -780,6 +789,7 @@ std::string Session::step_where(const Step& step) const {
 Status Session::run_steps(const RunLimits* limits) {
   Status failure;
   for (const Step& st : steps_) {
+    if (st.empty) continue;  // every output has no element: nothing to compute
     if (limits != nullptr && limits->active() && limits->stop_now())
       return limits->stop_status(step_where(st));
     const KernelIO io{st.in_ptr, st.out_ptr, options_.pool, &workspace_, &failure, limits};

@@ -771,6 +771,199 @@ TEST(HostileOps, PlanTimeLoopWhoseCarriedShapeGrowsIsBounded) {
   EXPECT_LT(s, 10.0);
 }
 
+// ---- Size arithmetic (issue 18, runtime/checked_math.h) ----
+
+// A float initializer feeding the node's next input.
+void add_floats(OneNode& m, const std::string& name, const Shape& shape,
+                const std::vector<float>& v) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(kFloat);
+  for (int64_t d : shape) t.add_dims(d);
+  for (float x : v) t.add_float_data(x);
+  *m.g->add_initializer() = t;
+  m.n->add_input(name);
+}
+
+TEST(HostileOps, DequantizeLinearBlockSizeNearInt64MaxIsOneBlock) {
+  // ceil(4 / block_size) is 1; (4 + block_size - 1) / block_size overflowed
+  // and refused the valid scale [2, 1].
+  std::vector<int8_t> x = {1, 2, 3, 4, -1, -2, -3, -4};
+  OneNode m("DequantizeLinear", "dq", 21);
+  m.input("X", kInt8, {2, 4});
+  add_floats(m, "S", {2, 1}, {2.0f, 0.5f});
+  m.output("Y").attr_int("axis", 1).attr_int("block_size", kMax);
+  auto r = plan_and_run(m, {{"X", {kInt8, {2, 4}, x.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{2, 4, 6, 8, -0.5f, -1, -1.5f, -2}));
+
+  OneNode neg("DequantizeLinear", "dq", 21);
+  neg.input("X", kInt8, {2, 4});
+  add_floats(neg, "S", {2, 1}, {2.0f, 0.5f});
+  neg.output("Y").attr_int("axis", 1).attr_int("block_size", -2);
+  expect_error(plan_and_run(neg, {{"X", {kInt8, {2, 4}, x.data()}}}),
+               {"node 'dq' (DequantizeLinear)", "block_size -2 is negative"});
+}
+
+OneNode conv_integer(const std::string& name, const Shape& xs, const Shape& ws) {
+  OneNode m("ConvInteger", name, 10);
+  m.input("X", kUint8, xs).input("W", kUint8, ws).output("Y");
+  return m;
+}
+
+TEST(HostileOps, ConvIntegerPadsOrDilationsThatOverflowAreRefused) {
+  std::vector<uint8_t> x(16, 1), w(4, 1);
+  const std::map<std::string, Fed> feeds = {{"X", {kUint8, {1, 1, 4, 4}, x.data()}},
+                                            {"W", {kUint8, {1, 1, 2, 2}, w.data()}}};
+  OneNode pads = conv_integer("ci", {1, 1, 4, 4}, {1, 1, 2, 2});
+  pads.attr_ints("pads", {kMax, 0, kMax, 0});
+  expect_error(plan_and_run(pads, feeds), {"node 'ci' (ConvInteger)", "spatial dim 0",
+                                           "with pads " + std::to_string(kMax), "overflows"});
+  OneNode dil = conv_integer("ci", {1, 1, 4, 4}, {1, 1, 2, 2});
+  dil.attr_ints("dilations", {kMax, 1});
+  expect_error(plan_and_run(dil, feeds),
+               {"node 'ci' (ConvInteger)", "with dilation " + std::to_string(kMax), "overflows"});
+}
+
+TEST(HostileOps, ConvIntegerSamePaddingWithAStrideNearInt64MaxIsOnePoint) {
+  // ceil(4 / stride) = 1 output point and no padding: the window at the
+  // origin, 2x2 ones. (in + stride - 1) / stride overflowed.
+  std::vector<uint8_t> x(16, 1), w(4, 1);
+  OneNode m = conv_integer("ci", {1, 1, 4, 4}, {1, 1, 2, 2});
+  m.attr_ints("strides", {kMax, kMax});
+  m.attr("auto_pad", onnx::AttributeProto::STRING)->set_s("SAME_LOWER");
+  auto r = plan_and_run(
+      m, {{"X", {kUint8, {1, 1, 4, 4}, x.data()}}, {"W", {kUint8, {1, 1, 2, 2}, w.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[0].shape(), (Shape{1, 1, 1, 1}));
+  EXPECT_EQ(values<int32_t>((*r)[0]), std::vector<int32_t>{4});
+}
+
+TEST(HostileOps, ConvIntegerDirectLoopPastTheWorkBoundIsRefused) {
+  // pads 400 on a 4x4 input: 64 x 802 x 802 outputs x 64 channels x 9 taps,
+  // 2.4e10 steps of the direct loop (minutes), from a 1 KiB input.
+  std::vector<uint8_t> x(64 * 16, 1), w(64 * 64 * 9, 1);
+  OneNode m = conv_integer("ci", {1, 64, 4, 4}, {64, 64, 3, 3});
+  m.attr_ints("pads", {400, 400, 400, 400});
+  const auto t0 = std::chrono::steady_clock::now();
+  expect_error(plan_and_run(m, {{"X", {kUint8, {1, 64, 4, 4}, x.data()}},
+                                {"W", {kUint8, {64, 64, 3, 3}, w.data()}}}),
+               {"node 'ci' (ConvInteger)", "work bound"});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+}
+
+TEST(HostileOps, ConvTransposePadsThatOverflowTheOutputSizeAreRefused) {
+  std::vector<float> x(16, 1), w(9, 1);
+  OneNode m("ConvTranspose", "ct");
+  m.input("X", kFloat, {1, 1, 4, 4}).input("W", kFloat, {1, 1, 3, 3}).output("Y");
+  m.attr_ints("pads", {kMin, 0, 0, 0});
+  expect_error(plan_and_run(m, {{"X", {kFloat, {1, 1, 4, 4}, x.data()}},
+                                {"W", {kFloat, {1, 1, 3, 3}, w.data()}}}),
+               {"node 'ct' (ConvTranspose)", "overflow the output size of dim 0"});
+}
+
+TEST(HostileOps, AZeroDimDoesNotHideAnOverflowingShape) {
+  // [0, 2^40, 2^40] holds no element, but its strides pass int64.
+  const int64_t big = int64_t(1) << 40;
+  OneNode cos("ConstantOfShape", "cos");
+  cos.ints("S", {0, big, big}).output("Y");
+  expect_error(plan_and_run(cos, {}), {"node 'cos' (ConstantOfShape)"});
+  OneNode ok("ConstantOfShape", "cos");
+  ok.ints("S", {0, big, 3}).output("Y");
+  auto r = plan_and_run(ok, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[0].shape(), (Shape{0, big, 3}));
+
+  OneNode reshape("Reshape", "rs");
+  reshape.input("X", kFloat, {0, 4}).ints("S", {0, big, big}).output("Y");
+  reshape.attr_int("allowzero", 1);
+  expect_error(plan_and_run(reshape, {{"X", {kFloat, {0, 4}, nullptr}}}),
+               {"node 'rs' (Reshape)", "cannot reshape"});
+}
+
+TEST(HostileOps, BroadcastPast2Pow62ElementsIsRefused) {
+  // [0, 2^40, 1] + [0, 1, 2^40]: each operand is fine, the broadcast is not.
+  const int64_t big = int64_t(1) << 40;
+  OneNode m("Add", "add");
+  m.input("A", kFloat, {0, big, 1}).input("B", kFloat, {0, 1, big}).output("Y");
+  expect_error(plan_and_run(m, {{"A", {kFloat, {0, big, 1}, nullptr}},
+                                {"B", {kFloat, {0, 1, big}, nullptr}}}),
+               {"node 'add' (Add)", "past 2^62 elements"});
+}
+
+TEST(HostileOps, GridSampleCoordinatesPastInt64ReadAsOutsideOrTheBorder) {
+  // A 2x2 image; grid points at +-1e30 and NaN, which used to reach an int64
+  // cast (undefined). Zeros padding: outside is 0. Border: the nearest edge.
+  const std::vector<float> x = {1, 2, 3, 4};
+  const float inf_ish = 1e30f, nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> grid = {inf_ish, inf_ish, -inf_ish, -inf_ish, nan, 0.0f};
+  for (const char* mode : {"bilinear", "bicubic", "nearest"}) {
+    for (const char* padding : {"zeros", "border"}) {
+      OneNode m("GridSample", "gs", 16);
+      m.input("X", kFloat, {1, 1, 2, 2}).input("G", kFloat, {1, 1, 3, 2}).output("Y");
+      m.attr("mode", onnx::AttributeProto::STRING)->set_s(mode);
+      m.attr("padding_mode", onnx::AttributeProto::STRING)->set_s(padding);
+      m.attr_int("align_corners", 1);
+      auto r = plan_and_run(
+          m, {{"X", {kFloat, {1, 1, 2, 2}, x.data()}}, {"G", {kFloat, {1, 1, 3, 2}, grid.data()}}});
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      const auto y = values<float>((*r)[0]);
+      ASSERT_EQ(y.size(), 3u);
+      if (std::string(padding) == "zeros") {
+        EXPECT_EQ(y, (std::vector<float>{0, 0, 0})) << mode;
+      } else {
+        // (+inf, +inf) is the bottom-right pixel, (-inf, -inf) the top-left.
+        EXPECT_NEAR(y[0], 4.0f, 1e-5f) << mode;
+        EXPECT_NEAR(y[1], 1.0f, 1e-5f) << mode;
+      }
+    }
+  }
+}
+
+TEST(HostileOps, OneHotFloatIndicesPastInt64AreOutOfRange) {
+  // 1e30 and NaN as float indices: a row of `off`, not an undefined cast.
+  const std::vector<float> idx = {1e30f, std::numeric_limits<float>::quiet_NaN(), 1.0f};
+  OneNode m("OneHot", "oh", 11);
+  m.input("I", kFloat, {3}).ints("D", {3}, true);
+  add_floats(m, "V", {2}, {0.0f, 1.0f});
+  m.output("Y");
+  auto r = plan_and_run(m, {{"I", {kFloat, {3}, idx.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{0, 0, 0, 0, 0, 0, 0, 1, 0}));
+}
+
+TEST(HostileOps, RecurrentHiddenSizeWhoseGateRowsOverflowIsRefused) {
+  // An empty R [1, 0, 2^62]: 4 gates x 2^62 rows wrapped to 0 and matched W [1, 0, 1].
+  const int64_t h = int64_t(1) << 62;
+  std::vector<float> x(1, 1.0f);
+  OneNode m("LSTM", "lstm", 14);
+  m.input("X", kFloat, {1, 1, 1}).input("W", kFloat, {1, 0, 1}).input("R", kFloat, {1, 0, h});
+  m.output("Y");
+  expect_error(plan_and_run(m, {{"X", {kFloat, {1, 1, 1}, x.data()}},
+                                {"W", {kFloat, {1, 0, 1}, nullptr}},
+                                {"R", {kFloat, {1, 0, h}, nullptr}}}),
+               {"node 'lstm' (LSTM)", "hidden size " + std::to_string(h), "overflows int64"});
+}
+
+TEST(HostileOps, EmptyOutputsWithHugeOuterDimsRunInNoTime) {
+  // [4, 2^40, 0]: no element, but 2^42 rows of length 0, which the softmax
+  // and layer-norm loops used to walk one by one (hours).
+  const int64_t big = int64_t(1) << 40;
+  const Shape shape{4, big, 0};
+  for (const char* op : {"Softmax", "LayerNormalization", "Relu"}) {
+    OneNode m(op, "e", 17);
+    m.input("X", kFloat, shape);
+    if (std::string(op) == "LayerNormalization") add_floats(m, "S", {0}, {});
+    m.output("Y");
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = plan_and_run(m, {{"X", {kFloat, shape, nullptr}}});
+    ASSERT_TRUE(r.ok()) << op << ": " << r.status().message();
+    EXPECT_EQ((*r)[0].shape(), shape) << op;
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0)
+        << op;
+  }
+}
+
 // Equations the direct loop could not finish (2^36 steps; 10.9 s for 2^32)
 // run in well under a second as sums and pairwise products (einsum_plan.h),
 // with the answers of a reference computed here.

@@ -23,8 +23,9 @@ constexpr int64_t kMaxPlanTimeIterations = int64_t(1) << 24;
 // that grows at every iteration would otherwise plan millions of times.
 constexpr int64_t kMaxPlanTimePlans = int64_t(1) << 14;
 
+// Of a checked shape: a value's, or a slice of one checked with its count.
 size_t nbytes_of(int32_t dtype, const Shape& shape) {
-  return size_t(shape_numel(shape)) * dtype_size(dtype);
+  return size_t(shape_numel(shape)) * dtype_size(dtype);  // dims-lint: ok (checked shape)
 }
 
 HostTensor scalar_int64(int64_t v) {

@@ -59,15 +59,17 @@ Result<std::unique_ptr<Kernel>> build_det(BuildContext& ctx) {
   int64_t m = x->shape[r - 1];
   Shape out(x->shape.begin(), x->shape.end() - 2);
   ctx.set_output(0, x->dtype, out);
-  int64_t batch = shape_numel(out);
+  int64_t batch = shape_numel(out);  // dims-lint: ok (X's leading dims)
   std::unique_ptr<Kernel> k;
   if (!dispatch_float(x->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         k = make_kernel([m, batch](const KernelIO& io) {
           const T* in = static_cast<const T*>(io.in[0]);
           T* o = static_cast<T*>(io.out[0]);
-          std::vector<double> a(size_t(m * m));
+          // M * M: X's last two dims.
+          std::vector<double> a(size_t(m * m));  // dims-lint: ok
           for (int64_t b = 0; b < batch; ++b) {
+            // dims-lint: ok (X's dims)
             for (int64_t i = 0; i < m * m; ++i) a[size_t(i)] = double(in[b * m * m + i]);
             double det = 1;
             for (int64_t c = 0; c < m && det != 0; ++c) {
