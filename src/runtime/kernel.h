@@ -86,6 +86,10 @@ class Kernel {
   virtual void run(const KernelIO& io) const = 0;
   // Non-null for a float elementwise kernel that may join a fused chain.
   virtual const PointwiseDesc* pointwise() const { return nullptr; }
+  // Bytes of workspace slot 0 the kernel takes at run time when they depend on
+  // the model's shapes (a padded input copy): the session reserves the largest
+  // with the arena, so the memory budget covers them (docs/runtime.md).
+  virtual uint64_t scratch_bytes() const { return 0; }
 };
 
 // A kernel from a lambda, for the many ops whose run is a few lines.

@@ -753,12 +753,34 @@ Status Session::place_arena() {
     }
   }
   stats_.arena_bytes = arena;
-  auto reserved = reserve_memory(arena, "plan: the arena of the graph's intermediate values");
+  // Kernel scratch that grows with the model's shapes lives beside the arena
+  // for the plan's life (Workspace slot 0): reserved with it.
+  uint64_t scratch = 0;
+  int scratch_node = -1;
+  for (const Step& st : steps_) {
+    const uint64_t b = st.kernel ? st.kernel->scratch_bytes() : 0;
+    if (b > scratch) {
+      scratch = b;
+      scratch_node = st.node;
+    }
+  }
+  std::string scratch_what;
+  if (scratch_node >= 0) {
+    const onnx::NodeProto& n = graph_->node(scratch_node);
+    scratch_what = " and " + std::to_string(scratch) + " bytes of scratch for node '" + n.name() +
+                   "' (" + n.op_type() + ")";
+  }
+  auto reserved =
+      reserve_memory(saturating_add(arena, scratch),
+                     "plan: the arena of the graph's intermediate values" + scratch_what);
   if (!reserved.ok()) {  // the peak is described only then: it walks every block
     return resource_exhausted(reserved.status().message() + " (" +
                               arena_peak(blocks, steps_, values_, *graph_) + ")");
   }
   arena_reserved_ = std::move(*reserved);
+  if (scratch > 0 && workspace_.workers() > 0 && workspace_.get(0, size_t(scratch)) == nullptr) {
+    return resource_exhausted("plan: cannot allocate" + scratch_what);
+  }
   arena_ = std::aligned_alloc(64, std::max<uint64_t>(64, arena));
   if (arena_ == nullptr) {
     return resource_exhausted("plan: cannot allocate the " + std::to_string(arena) +

@@ -390,3 +390,62 @@ TEST(HostileInput, OutOfMemoryNamesTheNodeBeingPlanned) {
 
 }  // namespace
 }  // namespace onnx_prepack
+
+namespace onnx_prepack {
+namespace {
+
+// A Conv whose pads (400) make the indirect kernel's padded input copy 165 MB
+// beside a 165 MB output: the scratch is reserved with the arena, so under a
+// 256 MiB budget the plan is refused naming the node, and peak RSS stays
+// within the budget (it reached 324 MiB when the scratch was not counted).
+TEST(HostileInput, ConvScratchIsReservedWithTheArena) {
+  testing::TempDir dir;
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* x = g->add_input();
+  x->set_name("x");
+  auto* xt = x->mutable_type()->mutable_tensor_type();
+  xt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {1, 64, 4, 4}) xt->mutable_shape()->add_dim()->set_dim_value(d);
+  auto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {64, 64, 3, 3}) w->add_dims(d);
+  for (int i = 0; i < 64 * 64 * 9; ++i) w->add_float_data(0.01f);
+  auto* n = g->add_node();
+  n->set_op_type("Conv");
+  n->set_name("padded_conv");
+  n->add_input("x");
+  n->add_input("w");
+  n->add_output("y");
+  auto* pads = n->add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(400);
+  g->add_output()->set_name("y");
+  testing::write_bytes(dir.file("conv.onnx"), m.SerializeAsString());
+  std::string out;
+  EXPECT_EQ(
+      testing::run_command("ONNX_PREPACK_MEMORY_BUDGET=256M /usr/bin/time -f 'rss %M' " + cli() +
+                               " run " + dir.file("conv.onnx") + " --input x=random:1x64x4x4 2>&1",
+                           &out),
+      2)
+      << out;
+  EXPECT_NE(out.find("scratch for node 'padded_conv' (Conv)"), std::string::npos) << out;
+  EXPECT_NE(out.find("memory budget of 268435456 bytes"), std::string::npos) << out;
+  const size_t at = out.find("rss ");
+  ASSERT_NE(at, std::string::npos) << out;
+  EXPECT_LT(std::stoll(out.substr(at + 4)), (256 + 64) * 1024) << out;  // KiB
+  // Within a larger budget the same model runs.
+  EXPECT_EQ(testing::run_command("ONNX_PREPACK_MEMORY_BUDGET=1G " + cli() + " run " +
+                                     dir.file("conv.onnx") + " --input x=random:1x64x4x4 2>&1",
+                                 &out),
+            0)
+      << out;
+}
+
+}  // namespace
+}  // namespace onnx_prepack

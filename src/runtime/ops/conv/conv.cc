@@ -82,6 +82,13 @@ class ConvKernel final : public Kernel {
     }
   }
 
+  // The indirect kernel copies the padded input of a group (dims-lint: ok, the geometry's
+  // sizes were checked when the node was built).
+  uint64_t scratch_bytes() const override {
+    if (indirect_ == nullptr) return 0;
+    return uint64_t(kernels::conv_indirect_buffer_floats(g_, indirect_->nr)) * sizeof(float);
+  }
+
  private:
   ConvGeometry g_;
   std::shared_ptr<const PreparedConvFilter> filter_;
