@@ -753,8 +753,9 @@ Status Session::place_arena() {
     }
   }
   stats_.arena_bytes = arena;
-  // Kernel scratch that grows with the model's shapes lives beside the arena
-  // for the plan's life (Workspace slot 0): reserved with it.
+  // Kernel scratch that grows with the model's shapes (Kernel::scratch_bytes:
+  // the workspace, or buffers a kernel allocates while it runs) is needed by
+  // one kernel at a time: the largest is reserved with the arena.
   uint64_t scratch = 0;
   int scratch_node = -1;
   for (const Step& st : steps_) {
@@ -778,9 +779,6 @@ Status Session::place_arena() {
                               arena_peak(blocks, steps_, values_, *graph_) + ")");
   }
   arena_reserved_ = std::move(*reserved);
-  if (scratch > 0 && workspace_.workers() > 0 && workspace_.get(0, size_t(scratch)) == nullptr) {
-    return resource_exhausted("plan: cannot allocate" + scratch_what);
-  }
   arena_ = std::aligned_alloc(64, std::max<uint64_t>(64, arena));
   if (arena_ == nullptr) {
     return resource_exhausted("plan: cannot allocate the " + std::to_string(arena) +

@@ -164,6 +164,25 @@ class RecurrentKernel final : public Kernel {
   RecurrentKernel(LayerSpec s, std::shared_ptr<PackedWeights> packed)
       : s_(std::move(s)), packed_(std::move(packed)) {}
   void run(const KernelIO& io) const override;
+  // What run() allocates for itself: X transposed or widened, the float
+  // outputs and their layout copy, the states, and per direction (both at once
+  // on a pool) the input projection X W^T and the recurrent product rows.
+  uint64_t scratch_bytes() const override {
+    const uint64_t seq = uint64_t(s_.seq), batch = uint64_t(s_.batch), in = uint64_t(s_.input),
+                   h = uint64_t(s_.hidden), dirs = uint64_t(s_.dirs);
+    auto mul = [](std::initializer_list<uint64_t> v) {
+      uint64_t r = 1;
+      for (uint64_t x : v) r = saturating_mul(r, x);
+      return r;
+    };
+    uint64_t floats = saturating_mul(2, mul({seq, batch, in}));  // X: transposed, widened
+    floats = saturating_add(floats, saturating_mul(2, mul({seq, dirs, batch, h})));  // Y, copy
+    floats = saturating_add(floats, saturating_mul(4, mul({dirs, batch, h})));       // states
+    const uint64_t per_dir =
+        saturating_add(mul({seq, batch, uint64_t(s_.gh())}), mul({batch, uint64_t(s_.r_cols())}));
+    floats = saturating_add(floats, saturating_mul(dirs, per_dir));
+    return saturating_mul(floats, sizeof(float));
+  }
 
  private:
   void run_direction(int d, const float* xs, const float* bias, const int32_t* lens,

@@ -48,6 +48,14 @@ class MatMulNBitsKernel final : public Kernel {
         has_bias_(has_bias),
         bias_(std::move(bias)) {}
 
+  // FLOAT16 A and Y are widened to float for the kernels: [rows, K] and [rows, N].
+  uint64_t scalar_rows_bytes() const {
+    return saturating_mul(
+        uint64_t(rows_),
+        saturating_mul(saturating_add(uint64_t(shape_.K), uint64_t(shape_.N)), sizeof(float)));
+  }
+  uint64_t scratch_bytes() const override { return half_ ? scalar_rows_bytes() : 0; }
+
   void run(const KernelIO& io) const override {
     const size_t K = size_t(shape_.K), N = size_t(shape_.N);
     const float* bias = nullptr;
