@@ -211,7 +211,14 @@ def memory_cases():
                      [h.make_tensor(f"c{i}", T.FLOAT, [1], [float(i)]) for i in range(6)])
     six = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
     six.ir_version = 8
+    # Pads of 400: the indirect kernel's padded input copy (165 MB) beside the output (165 MB).
+    conv = one("Conv", "padded_conv", [("x", T.FLOAT, [1, 64, 4, 4]), "w"], ["y"],
+               inits=[h.make_tensor("w", T.FLOAT, [64, 64, 3, 3], [0.01] * (64 * 64 * 9))],
+               attrs={"pads": [400, 400, 400, 400]})
     return [
+        Case(cls, "Conv scratch of 165 MB beside a 165 MB output", conv,
+             {"x": np.ones((1, 64, 4, 4), np.float32)},
+             error=["scratch for node 'padded_conv' (Conv)", "memory budget"]),
         Case(cls, "Resize tap tables of 5.6 GB", resize, {"x": np.ones((1, 1, 1, 4), np.float32)},
              error=["node 'up' (Resize)", "memory budget"]),
         Case(cls, "six live 200 MB values", six, {"x": np.ones((1,), np.float32)},
