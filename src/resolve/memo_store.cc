@@ -99,6 +99,8 @@ std::string env_or_empty(const char* name) {
 MemoStore::MemoStore(std::string dir, int64_t granularity_ns)
     : dir_(std::move(dir)), granularity_ns_(granularity_ns) {}
 
+MemoStore::~MemoStore() { (void)flush(); }
+
 std::string MemoStore::default_dir() {
   if (std::string d = env_or_empty("ONNX_PREPACK_MEMO_DIR"); !d.empty()) return d;
   if (std::string x = env_or_empty("XDG_CACHE_HOME"); !x.empty() && x[0] == '/') {
@@ -231,17 +233,40 @@ Result<uint64_t> MemoStore::cleanup(uint64_t max_records) const {
 }
 
 Status MemoStore::record(const MemoKey& key, const digest::Digest& d) const {
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  if (ec) return io_error(dir_ + ": cannot create memo folder: " + ec.message());
-  if (!cleaned_.exchange(true)) (void)cleanup(kMaxRecords);  // once per store object
   std::string text = key_text(key);
   text += "stat_time_ns " + std::to_string(key.stat_time_ns) + "\n";
   text += "digest " + base::hex_lower(d.data(), d.size()) + "\n";
   text += "check " + record_check(text) + "\n";
+  if (deferred_) {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    pending_.emplace_back(record_path(key), std::move(text));
+    return ok_status();
+  }
+  return write_record(record_path(key), text);
+}
+
+Status MemoStore::flush() const {
+  std::vector<std::pair<std::string, std::string>> queued;
+  {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    queued.swap(pending_);
+  }
+  Status first = ok_status();
+  for (const auto& [path, text] : queued) {
+    Status s = write_record(path, text);
+    if (!s.ok() && first.ok()) first = s;
+  }
+  return first;
+}
+
+Status MemoStore::write_record(const std::string& path, const std::string& text) const {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) return io_error(dir_ + ": cannot create memo folder: " + ec.message());
+  if (!cleaned_.exchange(true)) (void)cleanup(kMaxRecords);  // once per store object
   // A lost record costs one hash; an fsync per record made the first load
   // after a copy slower than `full` (docs/deploy.md).
-  return base::write_file_atomically(record_path(key),
+  return base::write_file_atomically(path,
                                      {reinterpret_cast<const uint8_t*>(text.data()), text.size()},
                                      base::Durability::kRebuildable);
 }

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,7 @@ class MemoStore {
   // `dir` is created on first record. granularity_ns < 0: 20 ms on file systems
   // with sub-second timestamps, 2 s when the file's times are whole seconds.
   explicit MemoStore(std::string dir, int64_t granularity_ns = -1);
+  ~MemoStore();  // writes what a deferred store still holds
 
   // $ONNX_PREPACK_MEMO_DIR, else $XDG_CACHE_HOME/onnx-prepack/memo, else
   // $HOME/.cache/onnx-prepack/memo.
@@ -55,7 +57,15 @@ class MemoStore {
   std::optional<digest::Digest> lookup(const MemoKey& key, std::string* why_not) const;
 
   // Writes the record atomically; concurrent writers of one key are harmless.
+  // A deferred store only queues it. Thread-safe.
   Status record(const MemoKey& key, const digest::Digest& digest) const;
+
+  // Deferred: record() queues and flush() writes the queue, so that a load
+  // writes its records after its first output, not before (docs/deploy.md).
+  void set_deferred(bool deferred) { deferred_ = deferred; }
+  // Writes the queued records (best effort: the first failure is returned,
+  // the rest are still written). Thread-safe.
+  Status flush() const;
 
   int64_t granularity_ns(const MemoKey& key) const;
 
@@ -69,9 +79,13 @@ class MemoStore {
 
  private:
   std::string record_path(const MemoKey& key) const;
+  Status write_record(const std::string& path, const std::string& text) const;
   std::string dir_;
   int64_t granularity_ns_;
   mutable std::atomic<bool> cleaned_{false};
+  bool deferred_ = false;
+  mutable std::mutex pending_mu_;
+  mutable std::vector<std::pair<std::string, std::string>> pending_;  // path, text
 };
 
 // For `compile`: records that initializer `init_index` of `model` (as the file

@@ -84,6 +84,7 @@ Resolver::Resolver(const format::Model& model, device::HostDescription host,
     memo_ = std::make_unique<MemoStore>(
         options_.memo_dir.empty() ? MemoStore::default_dir() : options_.memo_dir,
         options_.memo_granularity_ns);
+    memo_->set_deferred(true);
   }
   const auto& entries = model_.proto().compiled_tensors();
   for (int i = 0; i < entries.size(); ++i)
@@ -97,6 +98,10 @@ Resolver::Resolver(const format::Model& model, device::HostDescription host,
 }
 
 Resolver::~Resolver() = default;
+
+void Resolver::flush_memo_records() const {
+  if (memo_) (void)memo_->flush();  // best effort: a lost record costs one hash
+}
 
 // "compiled_tensors[N]" or "compiled_tensors[N].x" -> the first diagnostic of N.
 void Resolver::index_diagnostics() {

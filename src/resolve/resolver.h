@@ -146,6 +146,12 @@ class Resolver {
                const onnx::StructTypeProto& type, std::span<const uint64_t> dims,
                std::span<const uint8_t> payload);
 
+  // Under `memo`, records are queued while resolving and written here, or when
+  // the resolver is destroyed: a load writes them after its first output
+  // (the engine calls this once its first run is done). Thread-safe with
+  // resolve().
+  void flush_memo_records() const;
+
   // Checker errors that made entries ignored (diagnostics, never fatal).
   const std::vector<check::Diagnostic>& diagnostics() const { return diagnostics_; }
   const ResolverTotals& totals() const { return totals_; }

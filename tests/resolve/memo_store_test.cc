@@ -150,6 +150,39 @@ TEST(MemoStore, TornOrEditedRecordIsNotTrusted) {
   EXPECT_GT(changed.bytes_hashed, 0u);
 }
 
+// A resolver queues its memo records and writes them when flushed (the engine
+// does after the first run) or destroyed: nothing is written before a load's
+// first output.
+TEST(MemoStore, ResolverWritesItsRecordsWhenFlushed) {
+  TempDir dir;
+  onnx::ModelProto m = onnx_prepack::testing::make_mlp(8, 16, 4, 7);
+  add_entry(m, {});
+  const std::string path = dir.file("m.onnx");
+  ASSERT_TRUE(format::write_model_inline(m, path).ok());
+  const std::string memo = dir.file("memo");
+  auto count = [&] {
+    if (!std::filesystem::exists(memo)) return size_t(0);
+    size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(memo)) n += e.is_regular_file();
+    return n;
+  };
+  {
+    auto model = format::Model::load(path).value();
+    ResolverOptions opts;
+    opts.verify = VerifyPolicy::kMemo;
+    opts.memo_dir = memo;
+    opts.memo_granularity_ns = 0;
+    Resolver r(*model, host(), opts);
+    Resolution res = r.resolve(request("W1"));
+    ASSERT_TRUE(res.is_hit());
+    EXPECT_GT(res.bytes_hashed, 0u);
+    EXPECT_EQ(count(), 0u);  // queued
+    r.flush_memo_records();
+    EXPECT_EQ(count(), 2u);  // the source and the payload
+  }
+  EXPECT_TRUE(run(path, memo, 0).memo_used);
+}
+
 INSTANTIATE_TEST_SUITE_P(Storage, MemoTest, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "external" : "inline"; });
 
