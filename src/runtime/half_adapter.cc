@@ -179,6 +179,8 @@ Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, Build
   fctx.set_implicit_inputs(std::move(implicit));
   fctx.set_subgraph_env(ctx.subgraph_env());
   auto built = op.build(fctx);
+  // An attribute of the wrong type is reported where it was read: in fctx.
+  if (!fctx.attr_status().ok()) return fctx.attr_status();
   if (!built.ok() || !fctx.aliases().empty()) return native;  // the native error says why
 
   std::vector<Slot> outs;

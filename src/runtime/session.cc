@@ -12,6 +12,7 @@
 #include "runtime/constants.h"
 #include "runtime/half_adapter.h"
 #include "runtime/legacy_opset.h"
+#include "runtime/op_signature.h"
 #include "runtime/session_state.h"
 #include "runtime/subgraph.h"
 
@@ -400,6 +401,7 @@ Status Session::build_node(int ni, bool& needs_value) {
   std::vector<const ValueDesc*> implicit(descs.begin() + node.input_size(), descs.end());
   descs.resize(size_t(node.input_size()));
   OP_RETURN_IF_ERROR(check_legacy_form(node, opset_));
+  OP_RETURN_IF_ERROR(check_signature(node, opset_));  // counts and attributes per the schema
   BuildContext ctx(node, opset_, descs, options_.weights);
   ctx.set_implicit_inputs(std::move(implicit));
   ctx.set_subgraph_env(env_.get());

@@ -1,0 +1,18 @@
+// The ONNX signature of a default-domain node: input and output counts and its attributes'
+// names and types for the opset (op_signatures.inc, generated from the operator schemas by
+// tools/difffuzz/schema_table.py). Checked before a builder runs, so that a node the ONNX
+// checker refuses (an input too many, an attribute the version does not define, an INT
+// where a STRING belongs) is refused here too instead of run as its nearest valid form.
+#pragma once
+
+#include "onnx_prepack.pb.h"
+#include "onnx_prepack/status.h"
+
+namespace onnx_prepack::runtime {
+
+// OK when `node` (default domain, read at `opset`) fits its operator's signature, or when the
+// operator has no signature here (other domains). Else an error naming the node, the op and
+// version, and the rule: "node 'n' (Abs): 2 inputs, Abs-13 takes 1".
+Status check_signature(const onnx::NodeProto& node, int opset);
+
+}  // namespace onnx_prepack::runtime
