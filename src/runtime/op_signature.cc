@@ -1,7 +1,10 @@
 #include "runtime/op_signature.h"
 
+#include <cstdlib>
 #include <string>
 #include <string_view>
+
+#include "format/data_type.h"
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -10,7 +13,8 @@ struct Signature {
   const char* op;
   int since;
   int min_inputs, max_inputs, min_outputs, max_outputs;
-  const char* attributes;  // "[!]name=type ...", '!' when required
+  const char* attributes;   // "[!]name=type ...", '!' when required
+  const char* input_types;  // a hex mask of TensorProto types per input, "0": any
 };
 
 constexpr Signature kSignatures[] = {
@@ -53,9 +57,22 @@ int attribute_type(std::string_view list, std::string_view name, bool* required)
   return -1;
 }
 
+// The mask of input `index` in "m0 m1 ...": the last one for the inputs past the list
+// (variadic), 0 (unchecked) when there is none.
+uint64_t type_mask(std::string_view list, int index) {
+  uint64_t mask = 0;
+  for (int i = 0; !list.empty() && i <= index; ++i) {
+    const size_t end = std::min(list.find(' '), list.size());
+    mask = std::strtoull(std::string(list.substr(0, end)).c_str(), nullptr, 16);
+    list.remove_prefix(std::min(end + 1, list.size()));
+  }
+  return mask;
+}
+
 }  // namespace
 
-Status check_signature(const onnx::NodeProto& node, int opset) {
+Status check_signature(const onnx::NodeProto& node, int opset,
+                       std::span<const int32_t> input_types) {
   if (!node.domain().empty() && node.domain() != "ai.onnx") return Status();
   const Signature* s = find_signature(node.op_type(), opset);
   if (s == nullptr) return Status();
@@ -70,6 +87,14 @@ Status check_signature(const onnx::NodeProto& node, int opset) {
                             " has " + count_text(s->min_outputs, s->max_outputs));
   }
   if (opset > kFullyListedOpset && s->since <= kFullyListedOpset) return Status();
+  for (size_t i = 0; i < input_types.size(); ++i) {
+    const int32_t t = input_types[i];
+    const uint64_t mask = type_mask(s->input_types, int(i));
+    if (t <= 0 || t >= 64 || mask == 0 || (mask >> t & 1) != 0) continue;
+    return invalid_argument(where + "input " + std::to_string(i) + " '" + node.input(int(i)) +
+                            "' is " + std::string(format::data_type_name(t)) + ", which " +
+                            version + " does not take");
+  }
   const std::string_view list = s->attributes;
   for (const auto& a : node.attribute()) {
     bool required = false;

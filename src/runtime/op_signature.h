@@ -5,14 +5,19 @@
 // where a STRING belongs) is refused here too instead of run as its nearest valid form.
 #pragma once
 
+#include <cstdint>
+#include <span>
+
 #include "onnx_prepack.pb.h"
 #include "onnx_prepack/status.h"
 
 namespace onnx_prepack::runtime {
 
 // OK when `node` (default domain, read at `opset`) fits its operator's signature, or when the
-// operator has no signature here (other domains). Else an error naming the node, the op and
-// version, and the rule: "node 'n' (Abs): 2 inputs, Abs-13 takes 1".
-Status check_signature(const onnx::NodeProto& node, int opset);
+// operator has no signature here (other domains). `input_types` holds the element type of
+// each input (TensorProto enum; 0 for an omitted optional input). Else an error naming the
+// node, the op and version, and the rule: "node 'n' (Abs): 2 inputs, Abs-13 takes 1".
+Status check_signature(const onnx::NodeProto& node, int opset,
+                       std::span<const int32_t> input_types);
 
 }  // namespace onnx_prepack::runtime
