@@ -102,8 +102,10 @@ enum class Window { kHann, kHamming, kBlackman };
 template <Window w>
 Result<std::unique_ptr<Kernel>> build_window(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(auto size_v, ctx.const_ints(0, "size"));
-  if (size_v.size() != 1 || size_v[0] < 0 || size_v[0] > (int64_t(1) << 32))
-    return ctx.error("size must be a non-negative scalar");
+  // onnx's inference of the window operators requires size > 0.
+  if (size_v.size() != 1 || size_v[0] <= 0 || size_v[0] > (int64_t(1) << 32))
+    return ctx.error("size must be a positive scalar, got " +
+                     (size_v.size() == 1 ? std::to_string(size_v[0]) : std::string("a list")));
   int64_t n = size_v[0];
   int32_t dt = int32_t(ctx.attr_int("output_datatype", kFloat));
   bool periodic = ctx.attr_int("periodic", 1) != 0;

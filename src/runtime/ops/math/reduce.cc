@@ -125,6 +125,14 @@ std::unique_ptr<Kernel> reduce_kernel(const ReducePlan& plan) {
   });
 }
 
+// keepdims is 0 or 1 (ONNX gives no meaning to other values; ORT reads them as 0, a
+// "!= 0" test as 1): anything else is refused.
+Result<bool> keepdims_of(const BuildContext& ctx) {
+  const int64_t k = ctx.attr_int("keepdims", 1);
+  if (k != 0 && k != 1) return ctx.error("keepdims must be 0 or 1, got " + std::to_string(k));
+  return k == 1;
+}
+
 // The normalised, de-duplicated reduced axes, or nullopt for a no-op.
 Result<std::optional<std::vector<bool>>> reduced_axes(BuildContext& ctx, int64_t rank,
                                                       int input_opset) {
@@ -181,7 +189,7 @@ Result<std::unique_ptr<Kernel>> build_reduce(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
   int64_t rank = int64_t(x->shape.size());
   OP_ASSIGN_OR_RETURN(auto reduce, reduced_axes(ctx, rank, r == Red::kSum ? 13 : 18));
-  bool keepdims = ctx.attr_int("keepdims", 1) != 0;
+  OP_ASSIGN_OR_RETURN(bool keepdims, keepdims_of(ctx));
   std::vector<bool> mask = reduce ? *reduce : std::vector<bool>(size_t(rank), false);
   Shape out;
   ReducePlan plan = plan_reduction(x->shape, mask, keepdims, &out);
@@ -219,9 +227,10 @@ template <bool is_max>
 Result<std::unique_ptr<Kernel>> build_arg(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
   int64_t rank = int64_t(x->shape.size());
-  OP_ASSIGN_OR_RETURN(int64_t axis,
-                      normalize_axis(ctx.attr_int("axis", 0), std::max<int64_t>(rank, 1), ctx));
-  bool keepdims = ctx.attr_int("keepdims", 1) != 0;
+  // `axis` lies in [-r, r-1]: a scalar has none (onnx's inference and ORT refuse it).
+  if (rank == 0) return ctx.error("input must have rank >= 1, got a scalar");
+  OP_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis", 0), rank, ctx));
+  OP_ASSIGN_OR_RETURN(bool keepdims, keepdims_of(ctx));
   bool last = ctx.attr_int("select_last_index", 0) != 0;
   Shape out = x->shape;
   if (rank > 0) {
