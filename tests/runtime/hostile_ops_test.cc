@@ -753,5 +753,146 @@ TEST(HostileOps, PlanTimeLoopWhoseCarriedShapeGrowsIsBounded) {
   EXPECT_LT(s, 10.0);
 }
 
+// ---- Differential fuzzing against ONNX Runtime (tools/difffuzz): nodes ONNX refuses ----
+
+TEST(HostileOps, DiffFuzzAnInputTooManyIsRefusedByTheSignature) {
+  OneNode m("Abs", "abs", 12);
+  m.input("X", kFloat, {2}).input("extra", kFloat, {2}).output("Y");
+  const std::vector<float> x = {-1, 2};
+  expect_error(
+      plan_and_run(m, {{"X", {kFloat, {2}, x.data()}}, {"extra", {kFloat, {2}, x.data()}}}),
+      {"node 'abs' (Abs)", "2 inputs", "Abs-6 takes 1"});
+}
+
+TEST(HostileOps, DiffFuzzAnAttributeTheVersionDoesNotDefineIsRefused) {
+  OneNode m("MaxPool", "mp", 8);  // dilations came with MaxPool-10
+  m.input("X", kFloat, {1, 1, 3})
+      .output("Y")
+      .attr_ints("kernel_shape", {2})
+      .attr_ints("dilations", {1});
+  const std::vector<float> x = {1, 2, 3};
+  expect_error(plan_and_run(m, {{"X", {kFloat, {1, 1, 3}, x.data()}}}),
+               {"node 'mp' (MaxPool)", "attribute 'dilations' is not defined for MaxPool-8"});
+}
+
+TEST(HostileOps, DiffFuzzAnAttributeOfTheWrongTypeIsRefusedForHalfInputsToo) {
+  // The float16 build runs through the half adapter, which used to drop the attribute error.
+  OneNode m("GridSample", "gs", 16);
+  m.input("X", kFloat16, {1, 1, 2, 2})
+      .input("G", kFloat16, {1, 1, 1, 2})
+      .output("Y")
+      .attr_int("mode", 1);
+  const std::vector<uint16_t> x(4, 0x3c00), g(2, 0);
+  expect_error(plan_and_run(m, {{"X", {kFloat16, {1, 1, 2, 2}, x.data()}},
+                                {"G", {kFloat16, {1, 1, 1, 2}, g.data()}}}),
+               {"node 'gs' (GridSample)", "attribute 'mode'", "must be STRING, got INT"});
+}
+
+TEST(HostileOps, DiffFuzzAnInputTypeTheSchemaDoesNotTakeIsRefused) {
+  OneNode m("Pow", "pow", 13);  // Pow-13's T: int32, int64, float16, float, double, bfloat16
+  m.input("X", kUint8, {2}).input("E", kFloat, {2}).output("Y");
+  const std::vector<uint8_t> x = {2, 3};
+  const std::vector<float> e = {2, 2};
+  expect_error(plan_and_run(m, {{"X", {kUint8, {2}, x.data()}}, {"E", {kFloat, {2}, e.data()}}}),
+               {"node 'pow' (Pow)", "input 0 'X' is UINT8", "Pow-13 does not take"});
+}
+
+TEST(HostileOps, DiffFuzzScalarSoftmaxAndArgMaxAreRefused) {
+  for (const char* op : {"Softmax", "LogSoftmax", "Hardmax", "ArgMax"}) {
+    OneNode m(op, "s", 13);
+    m.input("X", kFloat, {}).output("Y");
+    const float x = 1;
+    expect_error(plan_and_run(m, {{"X", {kFloat, {}, &x}}}), {"rank >= 1, got a scalar"});
+  }
+}
+
+TEST(HostileOps, DiffFuzzKeepdimsOtherThanZeroOrOneIsRefused) {
+  OneNode m("ReduceProd", "rp", 13);
+  m.input("X", kFloat, {2, 3}).output("Y").attr_int("keepdims", int64_t(1) << 62);
+  expect_error(plan_and_run(m, {{"X", {kFloat, {2, 3}, kX6.data()}}}),
+               {"node 'rp' (ReduceProd)", "keepdims must be 0 or 1"});
+}
+
+TEST(HostileOps, DiffFuzzWindowOfSizeZeroIsRefused) {
+  OneNode m("HannWindow", "hw", 17);
+  m.ints("size", {0}, /*scalar=*/true).output("Y");
+  expect_error(plan_and_run(m, {}), {"node 'hw' (HannWindow)", "size must be a positive scalar"});
+}
+
+TEST(HostileOps, DiffFuzzUpsampleScalesBelowOneAreRefused) {
+  OneNode m("Upsample", "up", 9);
+  m.input("X", kFloat, {1, 1, 2, 3});
+  onnx::TensorProto sc;
+  sc.set_name("scales");
+  sc.set_data_type(kFloat);
+  sc.add_dims(4);
+  for (float v : {1.0f, 1.0f, 0.5f, 2.0f}) sc.add_float_data(v);
+  *m.g->add_initializer() = sc;
+  m.n->add_input("scales");
+  m.output("Y");
+  expect_error(plan_and_run(m, {{"X", {kFloat, {1, 1, 2, 3}, kX6.data()}}}),
+               {"node 'up' (Upsample)", "scales must be >= 1"});
+}
+
+TEST(HostileOps, DiffFuzzConvIntegerKernelShapeMustMatchW) {
+  OneNode m("ConvInteger", "ci", 10);
+  m.input("x", kUint8, {1, 2, 3}).input("w", kUint8, {2, 1, 1}).output("y");
+  m.attr_int("group", 2).attr_ints("kernel_shape", {2});
+  const std::vector<uint8_t> x(6, 1), w(2, 1);
+  expect_error(
+      plan_and_run(m, {{"x", {kUint8, {1, 2, 3}, x.data()}}, {"w", {kUint8, {2, 1, 1}, w.data()}}}),
+      {"node 'ci' (ConvInteger)", "kernel_shape [2] does not match w [2, 1, 1]"});
+}
+
+TEST(HostileOps, DiffFuzzResizeExcludeOutsideMustBeAFlag) {
+  OneNode m("Resize", "rs", 13);
+  m.input("X", kFloat, {1, 1, 2, 3});
+  m.n->add_input("");  // no roi
+  onnx::TensorProto sc;
+  sc.set_name("scales");
+  sc.set_data_type(kFloat);
+  sc.add_dims(4);
+  for (float v : {1.0f, 1.0f, 2.0f, 2.0f}) sc.add_float_data(v);
+  *m.g->add_initializer() = sc;
+  m.n->add_input("scales");
+  m.output("Y").attr_int("exclude_outside", -2);
+  expect_error(plan_and_run(m, {{"X", {kFloat, {1, 1, 2, 3}, kX6.data()}}}),
+               {"node 'rs' (Resize)", "exclude_outside must be 0 or 1, got -2"});
+}
+
+TEST(HostileOps, DiffFuzzScalarOneHotIndicesAreRefused) {
+  OneNode m("OneHot", "oh", 11);
+  m.input("I", kInt64, {}).ints("depth", {3}, /*scalar=*/true);
+  onnx::TensorProto v;
+  v.set_name("values");
+  v.set_data_type(kFloat);
+  v.add_dims(2);
+  v.add_float_data(0);
+  v.add_float_data(1);
+  *m.g->add_initializer() = v;
+  m.n->add_input("values");
+  m.output("Y");
+  const int64_t i = 1;
+  expect_error(plan_and_run(m, {{"I", {kInt64, {}, &i}}}),
+               {"node 'oh' (OneHot)", "indices must have rank >= 1"});
+}
+
+TEST(HostileOps, DiffFuzzAValidNodeStillRunsThroughTheSignatureCheck) {
+  // Clip-13 with its optional min omitted ("") and max given: 3 inputs, one empty.
+  OneNode m("Clip", "clip", 13);
+  m.input("X", kFloat, {2, 3});
+  m.n->add_input("");
+  onnx::TensorProto hi;
+  hi.set_name("hi");
+  hi.set_data_type(kFloat);
+  hi.add_float_data(4.0f);
+  *m.g->add_initializer() = hi;
+  m.n->add_input("hi");
+  m.output("Y");
+  auto r = plan_and_run(m, {{"X", {kFloat, {2, 3}, kX6.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{1, 2, 3, 4, 4, 4}));
+}
+
 }  // namespace
 }  // namespace onnx_prepack::runtime

@@ -176,9 +176,11 @@ def compare(ours, ort, case=None):
             atol, rtol = tolerance(a.dtype)
             x, y = a.astype(np.float64), b.astype(np.float64)
             nan = np.isnan(x) != np.isnan(y)
+            # An infinity matches only itself (the relative bound of an inf is inf).
+            inf = (np.isinf(x) | np.isinf(y)) & (x != y)
             with np.errstate(invalid="ignore"):
-                bad = nan | (~np.isnan(y) & ~(np.abs(x - y) <= atol + rtol * np.abs(y)) &
-                             ~((x == y)))
+                bad = nan | inf | (~np.isnan(y) & ~(np.abs(x - y) <= atol + rtol * np.abs(y)) &
+                                   ~(x == y))
             if bad.any():
                 i = int(np.flatnonzero(bad.reshape(-1))[0])
                 return "%s: %d of %d differ, first [%d] %r vs ORT %r" % (
