@@ -105,9 +105,9 @@ Status check_signature(const onnx::NodeProto& node, int opset,
     // Models older than IR version 2 leave the type unset: the builder reads the field.
     if (a.type() != onnx::AttributeProto::UNDEFINED && a.type() != type) {
       return invalid_argument(
-          where + "attribute '" + a.name() + "' of " + version + " must be " +
+          where + "attribute '" + a.name() + "' must be " +
           onnx::AttributeProto::AttributeType_Name(onnx::AttributeProto::AttributeType(type)) +
-          ", got " + onnx::AttributeProto::AttributeType_Name(a.type()));
+          ", got " + onnx::AttributeProto::AttributeType_Name(a.type()) + " (" + version + ")");
     }
   }
   for (std::string_view rest = list; !rest.empty();) {

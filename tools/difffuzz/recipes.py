@@ -81,7 +81,9 @@ def conv_like(op, rng, bind, opset, quant=False):
     cout = g * int(rng.integers(1, 3))
     spatial = [int(rng.choice([1, 2, 3, 5, 7])) for _ in range(nsp)]
     k = [int(rng.integers(1, min(s, 3) + 1)) for s in spatial]
-    attrs = {"group": g if g > 1 else None}
+    # Attributes not chosen stay unset (None): a random kernel_shape would not match W.
+    attrs = {"group": g if g > 1 else None, "kernel_shape": None, "strides": None,
+             "pads": None, "dilations": None}
     if rng.random() < 0.5:
         attrs["kernel_shape"] = k
     if rng.random() < 0.4:
