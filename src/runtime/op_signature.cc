@@ -15,6 +15,7 @@ struct Signature {
   int min_inputs, max_inputs, min_outputs, max_outputs;
   const char* attributes;   // "[!]name=type ...", '!' when required
   const char* input_types;  // a hex mask of TensorProto types per input, "0": any
+  const char* type_params;  // the type parameter of each input ("T"), "-" for a fixed type
 };
 
 constexpr Signature kSignatures[] = {
@@ -57,6 +58,17 @@ int attribute_type(std::string_view list, std::string_view name, bool* required)
   return -1;
 }
 
+// Word `index` of a space-separated list, the last one past its end (variadic inputs).
+std::string_view word(std::string_view list, int index) {
+  std::string_view w;
+  for (int i = 0; !list.empty() && i <= index; ++i) {
+    const size_t end = std::min(list.find(' '), list.size());
+    w = list.substr(0, end);
+    list.remove_prefix(std::min(end + 1, list.size()));
+  }
+  return w;
+}
+
 // The mask of input `index` in "m0 m1 ...": the last one for the inputs past the list
 // (variadic), 0 (unchecked) when there is none.
 uint64_t type_mask(std::string_view list, int index) {
@@ -94,6 +106,19 @@ Status check_signature(const onnx::NodeProto& node, int opset,
     return invalid_argument(where + "input " + std::to_string(i) + " '" + node.input(int(i)) +
                             "' is " + std::string(format::data_type_name(t)) + ", which " +
                             version + " does not take");
+  }
+  // Inputs bound to one type parameter have one element type (Sum(float16, float) is not T).
+  for (size_t i = 0; i < input_types.size(); ++i) {
+    const std::string_view pi = word(s->type_params, int(i));
+    if (input_types[i] <= 0 || pi.empty() || pi == "-") continue;
+    for (size_t j = 0; j < i; ++j) {
+      if (input_types[j] <= 0 || word(s->type_params, int(j)) != pi) continue;
+      if (input_types[j] == input_types[i]) break;
+      return invalid_argument(where + "inputs " + std::to_string(j) + " and " + std::to_string(i) +
+                              " are both " + std::string(pi) + " of " + version + " but " +
+                              std::string(format::data_type_name(input_types[j])) + " and " +
+                              std::string(format::data_type_name(input_types[i])));
+    }
   }
   const std::string_view list = s->attributes;
   for (const auto& a : node.attribute()) {

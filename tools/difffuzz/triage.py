@@ -92,6 +92,30 @@ KNOWN = [
     ("MeanVarianceNormalization", "ort_refuses", "bound to different types", None, "ort",
      "double or float16 X: ORT's function body mixes float constants into the graph and "
      "fails its own type check (the schema allows every float type)"),
+    ("LRN", "ort_refuses", r"NumDimensions\(\) == 4", None, "ort",
+     "X of rank 3 or 5: ONNX defines LRN over (N x C x D1 ... Dk); ORT runs 4-D only"),
+    ("Resize", "ort_refuses", "exclude_outside can be set to 1 when", None, "ort",
+     "exclude_outside=1 with nearest mode: ONNX puts no condition on it (nearest has no "
+     "outside weights to drop); ORT refuses"),
+    ("*", "differ", r"shape \[[0-9, ]+\] vs ORT \[[0-9, ]*\b0\b", lambda c: c.op.startswith(
+        "Reduce") and _empty_input(c), "ort",
+     "a reduction over an empty extent: ONNX gives the identity (0, -inf for LogSumExp, as in "
+     "onnx's test_reduce_*_empty_set) in the reduced shape; ORT returns an empty tensor"),
+    ("Squeeze", "differ", "", lambda c: any(
+        i.name.startswith("axes") and not i.dims[0] for i in c.model.graph.initializer), "ort",
+     "an empty axes input: onnx's reference squeezes the axes listed, none; ORT squeezes every "
+     "1-dim as if axes were absent"),
+    ("MeanVarianceNormalization", "differ", "nan", lambda c: any(
+        a.dtype == np.float16 for a in c.feeds.values()), "ort",
+     "float16 X with zero variance: the spec's epsilon 1e-9 (a float constant of its function) "
+     "keeps 0 / (0 + 1e-9) = 0; ORT adds it in float16, where it is 0, and gets 0 / 0"),
+    ("DynamicQuantizeLinear", "differ", "", lambda c: not all(
+        np.isfinite(a).all() for a in c.feeds.values()), "undefined",
+     "x holding inf or NaN: y_scale is inf or NaN and the zero point NaN, which has no uint8 "
+     "value"),
+    ("*", "differ", "", lambda c: c.op in ("Upsample", "Resize") and bool(_feed(c, "iu")),
+     "undefined", "linear or cubic interpolation of integers: ONNX does not say how the "
+     "interpolated value is rounded; ours rounds to nearest, ORT truncates"),
     ("GroupNormalization", "ours_refuses", "only float is supported", None, "unsupported",
      "the norm family runs float (and float16/bfloat16 through float), docs/runtime.md"),
     ("GroupNormalization", "ours_refuses", "rank >= 3", None, "unsupported",

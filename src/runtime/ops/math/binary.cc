@@ -176,6 +176,14 @@ template <Var v>
 Result<std::unique_ptr<Kernel>> build_variadic(BuildContext& ctx) {
   int count = ctx.input_count();
   if (count < 1) return ctx.error("needs at least one input");
+  if (ctx.opset() < 8) {  // broadcasting came with opset 8 (Max-8, Min-8, Sum-8, Mean-8)
+    for (int i = 1; i < count; ++i) {
+      if (ctx.has_input(i) && ctx.has_input(0) && ctx.input(i).shape != ctx.input(0).shape)
+        return ctx.error("before opset 8 every input has the shape of input 0, got " +
+                         shape_string(ctx.input(i).shape) + " vs " +
+                         shape_string(ctx.input(0).shape));
+    }
+  }
   OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 0, count));
   int32_t dt = ctx.input(0).dtype;
   for (int i = 1; i < count; ++i) {

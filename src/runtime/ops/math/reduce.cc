@@ -278,7 +278,11 @@ Result<std::unique_ptr<Kernel>> build_cumsum(BuildContext& ctx) {
   int64_t rank = int64_t(x->shape.size());
   if (rank == 0) return ctx.error("input must have rank >= 1");
   OP_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(axis_v[0], rank, ctx));
-  bool exclusive = ctx.attr_int("exclusive", 0) != 0, reverse = ctx.attr_int("reverse", 0) != 0;
+  const int64_t exclusive_v = ctx.attr_int("exclusive", 0), reverse_v = ctx.attr_int("reverse", 0);
+  if ((exclusive_v != 0 && exclusive_v != 1) || (reverse_v != 0 && reverse_v != 1))
+    return ctx.error("exclusive and reverse must be 0 or 1, got " + std::to_string(exclusive_v) +
+                     " and " + std::to_string(reverse_v));
+  const bool exclusive = exclusive_v == 1, reverse = reverse_v == 1;
   ctx.set_output(0, x->dtype, x->shape);
   AxisSplit s = split_at(x->shape, axis);
   std::unique_ptr<Kernel> k;

@@ -18,6 +18,8 @@ BuildResult build_top_k(BuildContext& ctx) {
   int64_t k;
   if (ctx.opset() < 10) {
     k = ctx.attr_int("k", -1);
+    // TopK-1's k attribute is required and positive (onnx's inference).
+    if (k < 1) return ctx.error("attribute k must be >= 1, got " + std::to_string(k));
   } else {
     OP_ASSIGN_OR_RETURN(auto kv, ints_for_shape(ctx, 1, "k"));
     if (kv.size() != 1) return ctx.error("k must hold one element");
