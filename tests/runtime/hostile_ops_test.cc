@@ -894,5 +894,105 @@ TEST(HostileOps, DiffFuzzAValidNodeStillRunsThroughTheSignatureCheck) {
   EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{1, 2, 3, 4, 4, 4}));
 }
 
+TEST(HostileOps, DiffFuzzInputsOfOneTypeParameterMustAgree) {
+  // Sum's inputs are all T: float16 + float used to run, the half adapter widening the first.
+  OneNode m("Sum", "sum", 13);
+  m.input("A", kFloat16, {2}).input("B", kFloat, {2}).output("Y");
+  const std::vector<uint16_t> a(2, 0x3c00);
+  const std::vector<float> b = {1, 2};
+  expect_error(plan_and_run(m, {{"A", {kFloat16, {2}, a.data()}}, {"B", {kFloat, {2}, b.data()}}}),
+               {"node 'sum' (Sum)", "inputs 0 and 1 are both T of Sum-13 but FLOAT16 and FLOAT"});
+}
+
+TEST(HostileOps, DiffFuzzNaNPropagatesThroughReluAndCelu) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const char* op : {"Relu", "Celu"}) {
+    OneNode m(op, "act", 13);
+    m.input("X", kFloat, {3}).output("Y");
+    const std::vector<float> x = {nan, -1.0f, 2.0f};
+    auto r = plan_and_run(m, {{"X", {kFloat, {3}, x.data()}}});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const std::vector<float> y = values<float>((*r)[0]);
+    EXPECT_TRUE(std::isnan(y[0])) << op << " of NaN gave " << y[0];
+    EXPECT_FLOAT_EQ(y[2], 2.0f) << op;
+  }
+}
+
+TEST(HostileOps, DiffFuzzArgMinAndArgMaxPickTheFirstNaNLikeNumpy) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> x = {-0.5, nan, 1.0, nan, -3.0};
+  for (int last = 0; last < 2; ++last) {
+    for (const char* op : {"ArgMin", "ArgMax"}) {
+      OneNode m(op, "arg", 13);
+      m.input("X", kDouble, {5}).output("Y").attr_int("select_last_index", last);
+      auto r = plan_and_run(m, {{"X", {kDouble, {5}, x.data()}}});
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{last ? 3 : 1})) << op << last;
+    }
+  }
+}
+
+TEST(HostileOps, DiffFuzzFlagAttributesOtherThanZeroOrOneAreRefused) {
+  OneNode mod("Mod", "mod", 13);
+  mod.input("A", kInt32, {2}).input("B", kInt32, {2}).output("Y").attr_int("fmod", 1099511627776);
+  const std::vector<int32_t> a = {5, 7}, b = {3, 2};
+  expect_error(plan_and_run(mod, {{"A", {kInt32, {2}, a.data()}}, {"B", {kInt32, {2}, b.data()}}}),
+               {"node 'mod' (Mod)", "fmod must be 0 or 1"});
+
+  OneNode topk("TopK", "tk", 11);
+  topk.input("X", kFloat, {6}).ints("K", {2}).output("V").output("I").attr_int("sorted", 7);
+  expect_error(plan_and_run(topk, {{"X", {kFloat, {6}, kX6.data()}}}),
+               {"node 'tk' (TopK)", "largest and sorted must be 0 or 1, got 1 and 7"});
+}
+
+TEST(HostileOps, DiffFuzzFlattenTakesNoNegativeAxisBeforeOpset11) {
+  OneNode m("Flatten", "fl", 9);
+  m.input("X", kFloat, {2, 3}).output("Y").attr_int("axis", -1);
+  expect_error(plan_and_run(m, {{"X", {kFloat, {2, 3}, kX6.data()}}}),
+               {"node 'fl' (Flatten)", "axis -1 is out of range"});
+  OneNode ok("Flatten", "fl", 11);
+  ok.input("X", kFloat, {2, 3}).output("Y").attr_int("axis", -1);
+  auto r = plan_and_run(ok, {{"X", {kFloat, {2, 3}, kX6.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[0].shape, (Shape{2, 3}));
+}
+
+TEST(HostileOps, DiffFuzzMaxBeforeOpset8DoesNotBroadcast) {
+  OneNode m("Max", "max", 7);
+  m.input("A", kFloat, {2, 3}).input("B", kFloat, {3}).output("Y");
+  const std::vector<float> b = {0, 9, 0};
+  expect_error(
+      plan_and_run(m, {{"A", {kFloat, {2, 3}, kX6.data()}}, {"B", {kFloat, {3}, b.data()}}}),
+      {"node 'max' (Max)", "before opset 8 every input has the shape of input 0"});
+}
+
+TEST(HostileOps, DiffFuzzMelWeightMatrixWithFloat16EdgesIsFloat) {
+  // output_datatype defaults to float; float16 edges used to make the output float16.
+  OneNode m("MelWeightMatrix", "mel", 17);
+  m.ints("bins", {2}, true).ints("dft", {8}, true).ints("rate", {8000}, true);
+  for (const auto& [name, bits] : {std::pair<const char*, uint16_t>{"lo", 0x0000},
+                                   {"hi", 0x6bd0}}) {  // 0 and 4000 Hz in float16
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(kFloat16);
+    t.set_raw_data(std::string(reinterpret_cast<const char*>(&bits), 2));
+    *m.g->add_initializer() = t;
+    m.n->add_input(name);
+  }
+  m.output("W");
+  auto r = plan_and_run(m, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[0].dtype, kFloat);
+  EXPECT_EQ((*r)[0].shape, (Shape{5, 2}));
+}
+
+TEST(HostileOps, DiffFuzzSymmetricWindowOfSizeOneIsNaNAsTheOnnxFunction) {
+  OneNode m("BlackmanWindow", "bw", 17);
+  m.ints("size", {1}, /*scalar=*/true).output("Y").attr_int("periodic", 0);
+  auto r = plan_and_run(m, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(std::isnan(values<float>((*r)[0])[0]));
+}
+
 }  // namespace
 }  // namespace onnx_prepack::runtime

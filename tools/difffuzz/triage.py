@@ -45,7 +45,8 @@ INT_TYPES = {2, 3, 4, 5, 6, 7, 12, 13}
 # (operator or "*", class, regular expression on the detail, predicate on the case or None,
 #  kind, reason). kind "ort": ours follows the ONNX specification and ORT does not (listed
 # in docs/reliability.md as ORT's); "undefined": the specification leaves the result
-# undefined, both answers stand; "unsupported": a feature ours documents as not supported.
+# undefined, both answers stand; "precision": ours is the more precise (wider accumulation);
+# "unsupported": a feature ours documents as not supported.
 KNOWN = [
     ("QLinearMatMul", "differ", "", _zero_k, "ort",
      "inner dimension K = 0: each output is y_zero_point (an empty sum); ORT returns "
@@ -116,6 +117,49 @@ KNOWN = [
     ("*", "differ", "", lambda c: c.op in ("Upsample", "Resize") and bool(_feed(c, "iu")),
      "undefined", "linear or cubic interpolation of integers: ONNX does not say how the "
      "interpolated value is rounded; ours rounds to nearest, ORT truncates"),
+    ("Einsum", "ort_refuses", "Ellipsis represents incompatible dimensions", None, "ort",
+     "ellipses of different ranks ('...ij,...jk' on [2, 1, 3] and [3, 2]): they broadcast as "
+     "in numpy.einsum; ORT's inference refuses them"),
+    ("*", "ort_refuses", r"layout == 1\) are not supported", None, "ort",
+     "layout=1 (batch-major) RNN/GRU/LSTM: defined since opset 14; ORT has no kernel for it"),
+    ("Clip", "ort_refuses", r"min_ <= max_", None, "ort",
+     "Clip-6 with min > max: the spec puts no order on them (later versions define the result "
+     "as max); ORT refuses"),
+    ("LRN", "ort_refuses", r"beta_ > 0", None, "ort",
+     "beta <= 0: ONNX puts no bound on beta; ORT refuses it"),
+    ("Pow", "differ", "", lambda c: bool(_feed(c, "iu")), "undefined",
+     "an integer base whose real power is NaN or past the type's range (a negative base to a "
+     "fractional exponent, overflow): no integer value; ours saturates, ORT converts"),
+    ("*", "differ", "", lambda c: c.op in ("TopK", "QuantizeLinear") and any(
+        np.isnan(a).any() for a in _feed(c, "f")), "undefined",
+     "NaN in the input: ONNX does not order NaN for TopK nor give it a quantized value"),
+    ("*", "differ", "nan vs ORT", lambda c: c.op in ("ReduceMin", "ReduceMax") and any(
+        np.isnan(a).any() for a in _feed(c, "f")), "ort",
+     "NaN in the reduced values: the reference (numpy minimum/maximum) propagates NaN; ORT "
+     "skips it"),
+    ("MatMulInteger", "differ", "", lambda c: any(
+        n.startswith("A") and a.ndim >= 1 and a.shape[-1] == 0 for n, a in c.feeds.items()), "ort",
+     "inner dimension K = 0: each output is the empty sum 0; ORT returns uninitialised int32s"),
+    ("MatMulInteger", "ort_refuses", "cannot broadcast on dim", _empty_input, "ort",
+     "a batch dimension 0 against a missing one: numpy.matmul broadcasts it ([3, 0] x [0, 0, 4] "
+     "is [0, 3, 4]); ORT refuses"),
+    ("TfIdfVectorizer", "ort_refuses", "Duplicate ngram detected", None, "undefined",
+     "a pool listing one n-gram twice: ONNX does not say which index it counts in; ORT "
+     "refuses, ours counts the first"),
+    ("MeanVarianceNormalization", "differ", "nan", None, "ort",
+     "zero variance: the spec's function adds epsilon 1e-9 to the standard deviation, so "
+     "0 / (0 + 1e-9) = 0; ORT's kernel (and its float16 arithmetic) divides 0 / 0"),
+    ("Resize", "ort_refuses", "mode only supports", None, "ort",
+     "linear or cubic scaling of axes other than the 2 innermost (or N, C of NHWC): ONNX "
+     "defines it for every axis (separable); ORT runs only those layouts"),
+    ("*", "differ", r"e\+30 vs ORT inf", lambda c: c.op in ("GlobalLpPool", "LpPool"), "precision",
+     "an Lp norm of 1e30 in float: ours accumulates in double (1e30), ORT in float where "
+     "|x|^2 overflows to inf"),
+    ("ReduceMean", "differ", "nan vs ORT 0", _empty_input, "ort",
+     "the mean of an empty extent: 0 / 0 = NaN (numpy.mean, onnx's reference); ORT gives 0"),
+    ("LayerNormalization", "ort_refuses", "Missing Input", _empty_input, "ort",
+     "an empty Scale initializer: ORT reads it as a missing input; ONNX defines the empty "
+     "output"),
     ("GroupNormalization", "ours_refuses", "only float is supported", None, "unsupported",
      "the norm family runs float (and float16/bfloat16 through float), docs/runtime.md"),
     ("GroupNormalization", "ours_refuses", "rank >= 3", None, "unsupported",
@@ -146,6 +190,7 @@ def verdict(case, cls, detail, ours_message):
     if hit:
         kind, reason = hit
         return {"ort": "ORT's: ", "undefined": "undefined by ONNX: ",
+                "precision": "precision: ",
                 "unsupported": "unsupported in ours (documented): "}[kind] + reason, False
     if cls == "both_refuse":
         return "both refuse", False

@@ -128,7 +128,10 @@ Result<std::unique_ptr<Kernel>> build_bit_shift(BuildContext& ctx) {
 
 Result<std::unique_ptr<Kernel>> build_mod(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(BinarySetup s, setup_binary(ctx, kUndefined));
-  bool fmod = ctx.attr_int("fmod", 0) != 0;
+  const int64_t fmod_v = ctx.attr_int("fmod", 0);
+  if (fmod_v != 0 && fmod_v != 1)
+    return ctx.error("fmod must be 0 or 1, got " + std::to_string(fmod_v));
+  bool fmod = fmod_v == 1;
   if (!fmod && is_float_type(s.dtype)) return ctx.error("fmod must be 1 for floating point");
   std::unique_ptr<Kernel> k;
   if (!dispatch_numeric(s.dtype, [&](auto tag) {

@@ -256,7 +256,13 @@ Result<std::unique_ptr<Kernel>> build_arg(BuildContext& ctx) {
               T bv = p[0];
               for (int64_t j = 1; j < s.len; ++j) {
                 T v = p[j * s.inner];
-                bool better = is_max ? (last ? v >= bv : v > bv) : (last ? v <= bv : v < bv);
+                // NaN is the extreme, as numpy's argmax/argmin (onnx's reference) read it:
+                // the first NaN, or the last one with select_last_index.
+                const bool v_nan = v != v, b_nan = bv != bv;
+                bool better = b_nan    ? v_nan && last
+                              : v_nan  ? true
+                              : is_max ? (last ? v >= bv : v > bv)
+                                       : (last ? v <= bv : v < bv);
                 if (better) {
                   bv = v;
                   best = j;
