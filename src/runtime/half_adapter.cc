@@ -173,6 +173,9 @@ Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, Build
     }
     ptrs[size_t(i)] = &d;
   }
+  bool had_float = false;
+  for (int i = 0; i < ctx.input_count(); ++i)
+    had_float |= ctx.has_input(i) && ctx.input(i).dtype == kFloat;
   BuildContext fctx(ctx.node(), ctx.opset(), ptrs, ctx.weights());
   std::vector<const ValueDesc*> implicit;
   for (int i = 0; i < ctx.implicit_input_count(); ++i) implicit.push_back(&ctx.implicit_input(i));
@@ -187,7 +190,10 @@ Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, Build
   for (int o = 0; o < fctx.output_count(); ++o) {
     const auto& out = fctx.outputs()[size_t(o)];
     if (!out.set) continue;
-    int32_t dt = out.dtype == kFloat ? half : out.dtype;
+    // A float output goes back to the 16-bit type, unless a float input was float from the
+    // start: then the output's type may be that input's (Pow(float, float16) is float,
+    // OneHot's is its values'), and no input tells which.
+    int32_t dt = out.dtype == kFloat && !had_float ? half : out.dtype;
     if (out.value) {
       ctx.set_output_value(o, dt == half ? narrow_constant(*out.value, half) : *out.value);
       continue;

@@ -98,7 +98,7 @@ KNOWN = [
     ("Resize", "ort_refuses", "exclude_outside can be set to 1 when", None, "ort",
      "exclude_outside=1 with nearest mode: ONNX puts no condition on it (nearest has no "
      "outside weights to drop); ORT refuses"),
-    ("*", "differ", r"shape \[[0-9, ]+\] vs ORT \[[0-9, ]*\b0\b", lambda c: c.op.startswith(
+    ("*", "differ", r"shape \[[0-9, ]*\] vs ORT \[[0-9, ]*\b0\b", lambda c: c.op.startswith(
         "Reduce") and _empty_input(c), "ort",
      "a reduction over an empty extent: ONNX gives the identity (0, -inf for LogSumExp, as in "
      "onnx's test_reduce_*_empty_set) in the reduced shape; ORT returns an empty tensor"),
@@ -160,6 +160,40 @@ KNOWN = [
     ("LayerNormalization", "ort_refuses", "Missing Input", _empty_input, "ort",
      "an empty Scale initializer: ORT reads it as a missing input; ONNX defines the empty "
      "output"),
+    ("Clip", "differ", r"inf vs ORT 65504", None, "ort",
+     "float16 inf with no max: nothing bounds it, so it stays inf; ORT clamps to 65504"),
+    ("ConvTranspose", "ort_refuses", r"Computed output dimension is <= 0", None, "ort",
+     "pads that leave an output extent of 0: the spec's output shape formula gives 0, an "
+     "empty output; ORT refuses"),
+    ("*", "differ", "", lambda c: c.op in ("MaxPool", "GlobalMaxPool") and any(
+        np.isnan(a).any() for a in _feed(c, "f")), "undefined",
+     "NaN in a pooling window: ONNX does not order NaN; ours takes the first tap when it is "
+     "NaN and skips later NaNs, ORT differs"),
+    ("*", "differ", "", lambda c: c.op in ("ArgMax", "ArgMin") and any(
+        np.isnan(a).any() for a in _feed(c, "f")), "ort",
+     "NaN in ArgMax/ArgMin input: numpy's argmax/argmin (onnx's reference) pick the NaN; ORT "
+     "skips it"),
+    ("*", "differ", r"shape \[[0-9, ]*\] vs ORT \[[0-9, ]*\]", lambda c: c.op in (
+        "ArgMax", "ArgMin") and _empty_input(c), "ort",
+     "an empty input with keepdims=0: the reduced axis goes ([0, 2] over axis -1 is [0]); ORT "
+     "keeps the input shape"),
+    ("*", "ort_refuses", "cannot broadcast on dim", lambda c: c.op == "MatMul" and _empty_input(c),
+     "ort", "an empty [0, K] x [K] MatMul: numpy.matmul gives [0]; ORT refuses the 1-D B"),
+    ("Resize", "ort_refuses", "Scale value should be greater than 0", None, "ort",
+     "sizes holding 0: the output extent is 0, an empty tensor; ORT turns it into scale 0 and "
+     "refuses"),
+    ("Pad", "ort_refuses", "with zero effective input extent", None, "ort",
+     "reflect/edge after negative pads crop an axis to 0 with nothing to add on it: the "
+     "result is empty; ORT refuses"),
+    ("ConvInteger", "ort_refuses", "Non per-tensor quantization is not supported", None, "ort",
+     "per-output-channel w_zero_point: allowed by ConvInteger-10; ORT has no kernel for it"),
+    ("Upsample", "ort_refuses", "mode only supports", None, "ort",
+     "linear scaling of axes other than the 2 innermost: ONNX defines it for every axis; "
+     "ORT runs only those layouts"),
+    ("GroupNormalization", "differ", "nan", lambda c: any(
+        np.abs(a[np.isfinite(a)]).max(initial=0) > 1e18 for a in _feed(c, "f")), "precision",
+     "a 1e30 element: ours accumulates mean and variance in double; in float its square "
+     "overflows and ORT's function gives NaN"),
     ("GroupNormalization", "ours_refuses", "only float is supported", None, "unsupported",
      "the norm family runs float (and float16/bfloat16 through float), docs/runtime.md"),
     ("GroupNormalization", "ours_refuses", "rank >= 3", None, "unsupported",

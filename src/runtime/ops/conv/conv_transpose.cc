@@ -164,6 +164,9 @@ Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
   auto pads = ctx.attr_ints("pads").value_or(std::vector<int64_t>(2 * r, 0));
   if (pads.empty()) pads.assign(2 * r, 0);
   if (pads.size() != 2 * r) return ctx.error("pads must have " + std::to_string(2 * r) + " values");
+  for (int64_t p : pads) {  // onnx's inference refuses negative pads
+    if (p < 0) return ctx.error("pads must not be negative, got " + std::to_string(p));
+  }
   auto out_shape = ctx.attr_ints("output_shape");
   if (out_shape && out_shape->size() == r + 2)
     out_shape->erase(out_shape->begin(), out_shape->begin() + 2);

@@ -92,7 +92,10 @@ std::unique_ptr<Kernel> reduce_kernel(const ReducePlan& plan) {
           for_each_reduced(plan, base, [&](int64_t i) { acc = Acc(acc * Acc(x[i])); });
         } else if constexpr (r == Red::kLogSumExp) {
           double mx = -INFINITY;
-          for_each_reduced(plan, base, [&](int64_t i) { mx = std::max(mx, double(x[i])); });
+          for_each_reduced(plan, base, [&](int64_t i) {
+            const double v = double(x[i]);  // a NaN sticks (std::max(m, NaN) keeps m)
+            mx = std::isnan(v) || std::isnan(mx) ? std::isnan(mx) ? mx : v : std::max(mx, v);
+          });
           if (std::isinf(mx) || std::isnan(mx)) {
             acc = Acc(mx);  // +inf, NaN, or -inf for all -inf or nothing
           } else {

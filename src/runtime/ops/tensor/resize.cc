@@ -520,6 +520,9 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
     return ctx.error("output " + shape_string(out) + " is larger than 64 GiB");
   // roi: [starts..., ends...] over the given axes (opset 18) or all axes.
   std::vector<double> roi_start(size_t(rank), 0.0), roi_end(size_t(rank), 1.0);
+  // tf_crop_and_resize crops to the roi: it needs one (ORT refuses it too).
+  if (roi.empty() && o.transform == Transform::kTfCropAndResize)
+    return ctx.error("tf_crop_and_resize needs a roi of 2 * rank entries, got none");
   if (!roi.empty()) {
     size_t na = roi.size() / 2;
     if (roi.size() % 2 != 0 || (na != size_t(rank) && na != axes.size()))
