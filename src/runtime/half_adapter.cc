@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/vec_math/vec_half.h"
+#include "runtime/op_signature.h"
 #include "runtime/ops/dispatch.h"
 
 namespace onnx_prepack::runtime {
@@ -173,9 +174,6 @@ Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, Build
     }
     ptrs[size_t(i)] = &d;
   }
-  bool had_float = false;
-  for (int i = 0; i < ctx.input_count(); ++i)
-    had_float |= ctx.has_input(i) && ctx.input(i).dtype == kFloat;
   BuildContext fctx(ctx.node(), ctx.opset(), ptrs, ctx.weights());
   std::vector<const ValueDesc*> implicit;
   for (int i = 0; i < ctx.implicit_input_count(); ++i) implicit.push_back(&ctx.implicit_input(i));
@@ -190,10 +188,13 @@ Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, Build
   for (int o = 0; o < fctx.output_count(); ++o) {
     const auto& out = fctx.outputs()[size_t(o)];
     if (!out.set) continue;
-    // A float output goes back to the 16-bit type, unless a float input was float from the
-    // start: then the output's type may be that input's (Pow(float, float16) is float,
-    // OneHot's is its values'), and no input tells which.
-    int32_t dt = out.dtype == kFloat && !had_float ? half : out.dtype;
+    // A float output goes back to the 16-bit type when the input whose type it has (per the
+    // signature) was 16-bit: Pow(float16, float) is float16 but Pow(float, float16) float,
+    // OneHot's is its values', MelWeightMatrix's its attribute's. Without a signature, all.
+    const int src = output_type_input(ctx.node(), ctx.opset(), o);
+    const bool narrow = src == -1 || (src >= 0 && src < ctx.input_count() && ctx.has_input(src) &&
+                                      is_half(ctx.input(src).dtype));
+    int32_t dt = out.dtype == kFloat && narrow ? half : out.dtype;
     if (out.value) {
       ctx.set_output_value(o, dt == half ? narrow_constant(*out.value, half) : *out.value);
       continue;

@@ -13,9 +13,10 @@ struct Signature {
   const char* op;
   int since;
   int min_inputs, max_inputs, min_outputs, max_outputs;
-  const char* attributes;   // "[!]name=type ...", '!' when required
-  const char* input_types;  // a hex mask of TensorProto types per input, "0": any
-  const char* type_params;  // the type parameter of each input ("T"), "-" for a fixed type
+  const char* attributes;     // "[!]name=type ...", '!' when required
+  const char* input_types;    // a hex mask of TensorProto types per input, "0": any
+  const char* type_params;    // the type parameter of each input ("T"), "-" for a fixed type
+  const char* output_params;  // the type parameter of each output
 };
 
 constexpr Signature kSignatures[] = {
@@ -148,6 +149,18 @@ Status check_signature(const onnx::NodeProto& node, int opset,
     }
   }
   return Status();
+}
+
+int output_type_input(const onnx::NodeProto& node, int opset, int output) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return -1;
+  const Signature* s = find_signature(node.op_type(), opset);
+  if (s == nullptr || s->output_params == nullptr || *s->output_params == 0) return -1;
+  const std::string_view p = word(s->output_params, output);
+  if (p.empty() || p == "-") return -2;
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (!node.input(i).empty() && word(s->type_params, i) == p) return i;
+  }
+  return -2;
 }
 
 }  // namespace onnx_prepack::runtime

@@ -20,4 +20,9 @@ namespace onnx_prepack::runtime {
 Status check_signature(const onnx::NodeProto& node, int opset,
                        std::span<const int32_t> input_types);
 
+// The input whose element type output `output` of `node` has (they share a type parameter),
+// -2 when its type comes from no input (a fixed type, an attribute), -1 when the operator has
+// no signature here.
+int output_type_input(const onnx::NodeProto& node, int opset, int output);
+
 }  // namespace onnx_prepack::runtime

@@ -42,6 +42,15 @@ def _zero_k(case):
 
 INT_TYPES = {2, 3, 4, 5, 6, 7, 12, 13}
 
+
+def _unit_groups(case):
+    """Normalisation groups of one element (spatial size 1, and one channel per group)."""
+    x = next(iter(case.feeds.values()), None)
+    if x is None or x.ndim < 3 or int(np.prod(x.shape[2:])) != 1:
+        return False
+    groups = [a.i for a in case.model.graph.node[0].attribute if a.name == "num_groups"]
+    return not groups or groups[0] == x.shape[1]
+
 # (operator or "*", class, regular expression on the detail, predicate on the case or None,
 #  kind, reason). kind "ort": ours follows the ONNX specification and ORT does not (listed
 # in docs/reliability.md as ORT's); "undefined": the specification leaves the result
@@ -88,7 +97,7 @@ KNOWN = [
      "a scalar with empty starts/ends/axes: slicing no axis returns the scalar; ORT refuses"),
     ("LayerNormalization", "ort_refuses", r"X.shape\[axis:\] must be at", None, "ort",
      "an empty normalised extent: the output is as empty as X; ORT refuses"),
-    ("GroupNormalization", "ort_refuses", "cannot be reshaped", _empty_input, "ort",
+    ("GroupNormalization", "ort_refuses", "Reshape", _empty_input, "ort",
      "an empty X: ORT's function expansion reshapes with 0 as 'copy the dimension' and fails"),
     ("MeanVarianceNormalization", "ort_refuses", "bound to different types", None, "ort",
      "double or float16 X: ORT's function body mixes float constants into the graph and "
@@ -194,6 +203,18 @@ KNOWN = [
         np.abs(a[np.isfinite(a)]).max(initial=0) > 1e18 for a in _feed(c, "f")), "precision",
      "a 1e30 element: ours accumulates mean and variance in double; in float its square "
      "overflows and ORT's function gives NaN"),
+    ("*", "differ", "", lambda c: c.op in ("InstanceNormalization", "GroupNormalization") and
+     _unit_groups(c), "ort",
+     "groups of one element: x - mean is 0, so y is the bias exactly; ORT's x * s + (b - mean"
+     " * s) leaves rounding of the size of x / sqrt(epsilon)"),
+    ("MatMulInteger", "ort_refuses", "zero point must be a scalar or 1D tensor of size 1", None,
+     "ort", "a per-row a_zero_point ([M]): allowed by MatMulInteger-10; ORT takes per-tensor "
+     "zero points only"),
+    ("Pad", "ort_refuses", "reflect requires axis length >= 2", None, "ort",
+     "reflect on an axis of length 1: numpy.pad (onnx's reference) repeats the element; ORT "
+     "refuses"),
+    ("OneHot", "ort_refuses", "Depth is negative", None, "ort",
+     "depth 0: the new axis has 0 entries, an empty output; ORT refuses it as negative"),
     ("GroupNormalization", "ours_refuses", "only float is supported", None, "unsupported",
      "the norm family runs float (and float16/bfloat16 through float), docs/runtime.md"),
     ("GroupNormalization", "ours_refuses", "rank >= 3", None, "unsupported",

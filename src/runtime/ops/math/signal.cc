@@ -54,8 +54,14 @@ Result<std::unique_ptr<Kernel>> build_dft(BuildContext& ctx) {
   if (ctx.has_input(1)) {
     OP_ASSIGN_OR_RETURN(len, const_int(ctx, 1, "dft_length"));
   }
-  bool inverse = ctx.attr_int("inverse", 0) != 0;
-  bool onesided = ctx.attr_int("onesided", 0) != 0;
+  const int64_t inverse_v = ctx.attr_int("inverse", 0), onesided_v = ctx.attr_int("onesided", 0);
+  if ((inverse_v != 0 && inverse_v != 1) || (onesided_v != 0 && onesided_v != 1))
+    return ctx.error("inverse and onesided must be 0 or 1, got " + std::to_string(inverse_v) +
+                     " and " + std::to_string(onesided_v));
+  const bool inverse = inverse_v == 1, onesided = onesided_v == 1;
+  // onnx's inference: a forward one-sided DFT is of a real signal.
+  if (!inverse && onesided && x->shape.back() != 1)
+    return ctx.error("one-sided DFT requires real input (last dimension 1)");
   // onnx's inference: an inverse one-sided DFT reads half a spectrum, so complex input.
   if (inverse && onesided && x->shape.back() != 2)
     return ctx.error("inverse one-sided DFT requires complex input (last dimension 2)");
