@@ -67,6 +67,18 @@ KNOWN = [
     ("*", "differ", "", lambda c: c.op in ("LogSoftmax", "Softmax") and _has_inf(c), "ort",
      "a row holding +inf: the ONNX reference (x - max - log(sum(exp(x - max)))) gives NaN "
      "for the whole row, ORT -inf for the finite entries"),
+    ("*", "differ", "", lambda c: c.op in ("LogSoftmax", "Softmax", "Hardmax") and any(
+        np.isnan(a).any() for a in _feed(c, "f")), "ort",
+     "a row holding NaN: the reference's max is NaN, so LogSoftmax/Softmax give NaN for the "
+     "row and Hardmax (numpy argmax) marks the first NaN; ORT gives finite numbers (43.8 for "
+     "a LogSoftmax of [-2.25, NaN, ...]) and an all-zero Hardmax row"),
+    ("*", "differ", r"inf vs ORT -?65504", lambda c: any(
+        a.dtype == np.float16 for a in c.feeds.values()), "ort",
+     "float16 results past 65504: IEEE rounding gives +-inf (ours narrows the float result); "
+     "ORT clamps to +-65504"),
+    ("Pad", "ort_refuses", "exceeds maximum allowed", None, "ort",
+     "reflect pads longer than the axis: numpy.pad (onnx's reference) reflects repeatedly; "
+     "ORT refuses"),
     ("Loop", "differ", r"shape \[0, [0-9, ]*\] vs ORT \[0\]", None, "ort",
      "zero iterations: a scan output is the concatenation of no per-iteration values, "
      "[0, *iteration shape]; ORT returns shape [0]"),
