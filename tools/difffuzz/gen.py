@@ -17,6 +17,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 import onnx.defs
+import onnx.shape_inference
 
 from . import recipes
 from .schemas_extra import EXTRA_SCHEMAS, Formal, Schema
@@ -375,11 +376,21 @@ def assemble(op, schema, opset, inputs, attrs, n_out, outer=()):
 
 
 def valid_hint(case):
-    """onnx.checker with full shape inference: a hint (None when it cannot judge)."""
+    """onnx's strict shape inference, then the checker: a hint (None when it cannot judge).
+    The model's outputs are untyped, so inference types them first (the checker wants types)."""
     if case.op in EXTRA_SCHEMAS:
         return None
+    m = onnx.ModelProto()
+    m.CopyFrom(case.model)
     try:
-        onnx.checker.check_model(case.model, full_check=True)
+        m = onnx.shape_inference.infer_shapes(m, strict_mode=True)
+    except Exception:
+        return False
+    if any(not o.type.HasField("tensor_type") or not o.type.tensor_type.elem_type
+           for o in m.graph.output):
+        return None  # inference could not type an output: no judgement
+    try:
+        onnx.checker.check_model(m)
         return True
     except Exception:
         return False

@@ -245,6 +245,23 @@ KNOWN = [
      "a loop-carried initial value whose type differs from the body's input: ours runs it "
      "(the body's declared input types are not checked against the node's inputs; not fixed "
      "here)"),
+    ("*", "ours_refuses", r"only float (inputs )?(is|are) supported|input 0 is double, only float|"
+     r"ratio: type float16 is not supported", lambda c: c.op in (
+         "MatMul", "Gemm", "LayerNormalization", "BatchNormalization", "Softmax", "Dropout",
+         "InstanceNormalization", "LRN"), "unsupported",
+     "a type outside the family's column of docs/runtime.md (linalg, norm, softmax: float; "
+     "float16/bfloat16 through float)"),
+    ("Pad", "ours_refuses", r"mode 'wrap' is not supported at opset", None, "ort",
+     "mode 'wrap' before opset 19, where Pad does not define it: ours refuses, ORT runs it"),
+    ("Pad", "ours_refuses", r"pads crop dimension \d+ below zero", None, "ort",
+     "negative pads past the axis: the output extent would be negative; ours refuses, ORT "
+     "runs it"),
+    ("RoiAlign", "ours_refuses", r"coordinate_transformation_mode '.*' is not supported", None,
+     "ort", "a coordinate_transformation_mode RoiAlign does not define (half_pixel and "
+     "output_half_pixel only): ours refuses, ORT runs it"),
+    ("MeanVarianceNormalization", "ours_refuses", r"axis \d+ is out of range for rank", None,
+     "ort", "axes past the rank (the default [0, 2, 3] on a 2-D or 3-D X): ours refuses, ORT "
+     "runs it"),
     ("GroupNormalization", "ours_refuses", "only float is supported", None, "unsupported",
      "the norm family runs float (and float16/bfloat16 through float), docs/runtime.md"),
     ("GroupNormalization", "ours_refuses", "rank >= 3", None, "unsupported",
