@@ -262,6 +262,19 @@ KNOWN = [
     ("MeanVarianceNormalization", "ours_refuses", r"axis \d+ is out of range for rank", None,
      "ort", "axes past the rank (the default [0, 2, 3] on a 2-D or 3-D X): ours refuses, ORT "
      "runs it"),
+    ("MatMul", "differ", "", lambda c: any(
+        n.startswith("A") and a.ndim >= 1 and a.shape[-1] == 0 for n, a in c.feeds.items()), "ort",
+     "inner dimension K = 0: the product is the empty sum 0; ORT returns uninitialised floats"),
+    ("*", "ours_refuses", r"axis -?\d+ is out of range for rank 0", lambda c: c.op.startswith(
+        "Reduce"), "ort", "axes on a scalar: ONNX's axes lie in [-r, r-1], none for r = 0; ours "
+     "refuses, ORT runs it"),
+    ("ArgMax", "ours_refuses", "cannot take the arg of an empty axis", None, "undefined",
+     "the arg of an empty axis: there is no element to point at; ours refuses, ORT answers"),
+    ("ArgMin", "ours_refuses", "cannot take the arg of an empty axis", None, "undefined",
+     "the arg of an empty axis: there is no element to point at; ours refuses, ORT answers"),
+    ("Resize", "ours_refuses", "tf_crop_and_resize needs a roi", None, "undefined",
+     "tf_crop_and_resize without a roi: the spec gives it no default; ORT refuses it at some "
+     "opsets (\"size of roi array should be 2 * N\") and runs it at others"),
     ("GroupNormalization", "ours_refuses", "only float is supported", None, "unsupported",
      "the norm family runs float (and float16/bfloat16 through float), docs/runtime.md"),
     ("GroupNormalization", "ours_refuses", "rank >= 3", None, "unsupported",
