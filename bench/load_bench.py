@@ -6,8 +6,8 @@
   ours_full   the compiled model, --verify full: hash every source, then map the packs
   ort         ONNX Runtime create + first run on the plain model (prepacking on)
 
-on generated MLPs with external data (256 MiB: width 2048 x 16 layers, 1 GiB: width
-4096 x 16 layers), input [1, width]. Every measurement is a fresh process; the
+on generated MLPs with external data (16 layers of width 512, 1024, 2048 or 4096: 16 MiB,
+64 MiB, 256 MiB, 1 GiB), input [1, width]. Every measurement is a fresh process; the
 configurations are interleaved in a shuffled order per round; medians (min-max) are
 reported. Run with /usr/bin/python3 (standard library only).
 
@@ -24,7 +24,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SIZES = {"256m": (2048, 16), "1g": (4096, 16)}
+SIZES = {"16m": (512, 16), "64m": (1024, 16), "256m": (2048, 16), "1g": (4096, 16)}
 
 
 def sh(cmd, env=None):

@@ -9,7 +9,7 @@ model with one float input): steady run and time to first output of
 Every measurement is a fresh process; configurations are interleaved in a shuffled order per
 round; medians (min-max) are printed, per thread count. Run with /usr/bin/python3.
 
-usage: bench/model_bench.py --cli build/src/cli/onnx-prepack [--models ocr_det,ocr_rec,ocr_cls]
+usage: bench/model_bench.py --cli build/src/cli/onnx-prepack [--models ocr_det,ocr_rec,ocr_cls] [--json OUT.jsonl]
                             [--model NAME=PATH:INPUT=1x3x48x320 ...] [--threads 1,2]
                             [--rounds 5] [--runs 20] [--workdir DIR]
 """
@@ -68,7 +68,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--workdir", default="/tmp/onnx-prepack-model-bench")
+    ap.add_argument("--json", default="", help="also write every measurement here (JSON lines)")
     a = ap.parse_args()
+    records = []
     os.makedirs(a.workdir, exist_ok=True)
     env = dict(os.environ, ONNX_PREPACK_MEMO_DIR=os.path.join(a.workdir, "memo"))
     models = {m: KNOWN[m] for m in a.models.split(",") if m}
@@ -98,6 +100,7 @@ def main():
                 random.shuffle(order)
                 for k in order:
                     res[k].append(configs[k]())
+                    records.append(dict(res[k][-1], model=name, threads=threads, config=k))
             print("\n### %s, input %s %s, threads %d, %d rounds x %d runs\n" %
                   (name, inp, dims, threads, a.rounds, a.runs))
             print("| config | time to first output (ms) | steady run (ms) | hits/misses |")
@@ -113,6 +116,10 @@ def main():
                    med("ours_plain", "steady") / med("ort", "steady"),
                    med("ours_memo", "ttfo") / med("ort", "ttfo")))
             sys.stdout.flush()
+    if a.json:
+        with open(a.json, "w") as f:
+            for rec in records:
+                f.write(json.dumps(rec) + "\n")
 
 
 if __name__ == "__main__":

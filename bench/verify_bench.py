@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Cost of verification policies on a compiled model (SPEC 4.6, issue 11).
+"""Cost of verification policies on a compiled model (format.md §4.6, issue 11).
 
 Generates an MLP (default 16 x 4096^2 FLOAT, 1 GiB, external data), compiles it for the host
 (which records memo entries), then runs, as fresh processes interleaved round by round:

@@ -2,7 +2,7 @@
  * call and no exception across the boundary. Compiles as C99 and as C++.
  *
  *   op_model     a parsed ONNX model (external data mapped on demand)
- *   op_resolver  the loading rules (SPEC 4.3) for a runtime with its own kernels:
+ *   op_resolver  the loading rules (format.md §4.3) for a runtime with its own kernels:
  *                it asks for a source initializer in the formats it reads and
  *                gets a mapped payload (hit) or a miss reason
  *   op_session   our CPU runtime on one model, weights through the resolver
@@ -50,7 +50,9 @@ typedef enum op_status_code {
   OP_STATUS_UNIMPLEMENTED = 5,      /* valid but not supported by this build */
   OP_STATUS_RESOURCE_EXHAUSTED = 6, /* a limit was hit, or memory ran out */
   OP_STATUS_IO_ERROR = 7,           /* the operating system refused */
-  OP_STATUS_INTERNAL = 8            /* a bug of ours */
+  OP_STATUS_INTERNAL = 8,           /* a bug of ours */
+  OP_STATUS_DEADLINE_EXCEEDED = 9,  /* a run passed its deadline (op_run_options) */
+  OP_STATUS_CANCELLED = 10          /* a run was stopped by op_run_options_set_terminate */
 } op_status_code;
 
 /* "ok", "invalid_argument", ...; "unknown" for other values. Static storage. */
@@ -109,7 +111,7 @@ OP_API op_status_code op_model_get_counts(const op_model* model, op_model_counts
 OP_API op_status_code op_model_initializer_name(const op_model* model, uint64_t index,
                                                 const char** out);
 
-/* ---- check (SPEC 4.1, 4.2) ---------------------------------------------- */
+/* ---- check (format.md §4.1, 4.2) ---------------------------------------- */
 
 /* Runs the structural checker (external payloads included) and keeps the
  * report on the model; the diagnostics getters below read it. A model with
@@ -133,7 +135,7 @@ typedef struct op_diagnostic {
 OP_API op_status_code op_model_check_diagnostic(const op_model* model, int32_t kind, uint64_t index,
                                                 op_diagnostic* out);
 
-/* ---- digest (SPEC 5) ---------------------------------------------------- */
+/* ---- digest (format.md §5) ---------------------------------------------- */
 
 /* Canonical digest of the top-level initializer `initializer_name` with
  * `algorithm` ("blake3" or "sha256") into out32[0..31]. n_threads: 0 = the
@@ -145,7 +147,7 @@ OP_API op_status_code op_tensor_digest(const op_model* model, const char* initia
                                        const char* algorithm, uint32_t n_threads,
                                        uint8_t out32[32]);
 
-/* ---- resolver (SPEC 4.3, 6, 7) ------------------------------------------ */
+/* ---- resolver (format.md §4.3, 6, 7) ------------------------------------ */
 
 typedef enum op_verify_policy {
   OP_VERIFY_FULL = 0, /* hash every source that has a candidate entry */
@@ -301,7 +303,7 @@ typedef struct op_compile_summary {
 } op_compile_summary;
 
 OP_API op_compile_options op_compile_options_default(void);
-/* Packs every eligible MatMul/Gemm B of the model at `src_path` for each
+/* Packs every eligible weight (docs/format.md §4.7) of the model at `src_path` for each
  * target and writes `dst_path` (and its external data file), as `onnx-prepack
  * compile` does. `summary` may be NULL. INVALID_ARGUMENT for an unknown target
  * or digest, the load's code for an unreadable model, IO_ERROR when writing
@@ -362,6 +364,28 @@ typedef struct op_input {
  * run with other shapes) plans: every weight is resolved, mapped or packed
  * then. Outputs stay on the session until the next run. */
 OP_API op_status_code op_session_run(op_session* session, const op_input* inputs, size_t n_inputs);
+
+/* Options of one run (docs/c-api.md, "Run options"), as ONNX Runtime's
+ * OrtRunOptions: a deadline and a terminate flag. One may serve several runs,
+ * one after another or at once on different sessions. */
+typedef struct op_run_options op_run_options;
+OP_API op_status_code op_run_options_create(op_run_options** out); /* no deadline, not set */
+OP_API void op_run_options_free(op_run_options* options);          /* NULL is ignored */
+/* Milliseconds from the start of a run (planning included) after which it
+ * stops with OP_STATUS_DEADLINE_EXCEEDED; 0 (the default) = none. Set it
+ * between runs, not during one. */
+OP_API op_status_code op_run_options_set_deadline_ms(op_run_options* options, uint64_t deadline_ms);
+/* 1: every run using `options` stops at its next check (before each node,
+ * each If/Loop/Scan body run, every few thousand steps of a long kernel) with
+ * OP_STATUS_CANCELLED, and later runs fail at once until it is set back to 0.
+ * The one call that may be made from any thread while a run is in progress
+ * (ONNX Runtime's RunOptionsSetTerminate / UnsetTerminate). */
+OP_API op_status_code op_run_options_set_terminate(op_run_options* options, int32_t terminate);
+/* op_session_run with run options (NULL = none). A run stopped by them leaves
+ * the session usable: the next run starts afresh, with no outputs kept. */
+OP_API op_status_code op_session_run_with_options(op_session* session, const op_input* inputs,
+                                                  size_t n_inputs,
+                                                  const op_run_options* run_options);
 
 /* Output `index` of the last run, borrowed until the next run or free. */
 typedef struct op_tensor_view {

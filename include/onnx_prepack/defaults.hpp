@@ -6,7 +6,7 @@
 
 namespace onnx_prepack {
 
-// Size bound of a cache store (SPEC 7.1 eviction): 4 GiB.
+// Size bound of a cache store (format.md §7.1 eviction): 4 GiB.
 inline constexpr uint64_t kDefaultCacheMaxBytes = uint64_t(4) << 30;
 // Threads of a pool; 0 everywhere means all cores (hardware threads).
 inline constexpr uint32_t kDefaultThreads = 0;

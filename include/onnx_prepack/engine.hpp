@@ -40,7 +40,7 @@ struct PlanStats;
 }  // namespace runtime
 
 struct EngineOptions {
-  VerifyPolicy verify = kDefaultVerifyPolicy;  // SPEC 7.2
+  VerifyPolicy verify = kDefaultVerifyPolicy;  // format.md §7.2
   CacheLocation cache;                         // write-back cache store; none by default
   std::string memo_dir;                     // memo records for kMemo; "" = MemoStore::default_dir()
   uint32_t threads = kDefaultThreads;       // one pool for hashing, packing, kernels; 0 = all cores
@@ -90,8 +90,10 @@ class Engine {
   Status plan(const std::map<std::string, runtime::Tensor>& inputs);
   // Runs, planning first when there is no plan for these inputs' types and
   // shapes. Safe to call from several threads: runs are serialized.
-  Result<std::vector<runtime::HostTensor>> run(
-      const std::map<std::string, runtime::Tensor>& inputs);
+  // `run_options`: a deadline and a terminate flag (options.hpp); a run they
+  // stop fails with kDeadlineExceeded / kCancelled and the engine stays usable.
+  Result<std::vector<runtime::HostTensor>> run(const std::map<std::string, runtime::Tensor>& inputs,
+                                               const RunOptions& run_options = {});
 
   // Per-weight decisions so far (a copy: safe while another thread runs).
   std::vector<runtime::WeightDecision> weights() const;
@@ -153,7 +155,7 @@ struct CompileSummary {
 };
 
 // The compile pipeline of `onnx-prepack compile` (docs/cli.md): packs every
-// eligible MatMul/Gemm B for each target and writes `dst` with devices,
+// eligible weight (docs/format.md §4.7) for each target and writes `dst` with devices,
 // struct_types and compiled_tensors. Errors: invalid_argument for an unknown
 // target or digest, the load's error for an unreadable `src`, io_error when
 // writing fails.

@@ -29,9 +29,13 @@ struct ResolverDeleter {
 struct SessionDeleter {
   void operator()(op_session* p) const noexcept { op_session_free(p); }
 };
+struct RunOptionsDeleter {
+  void operator()(op_run_options* p) const noexcept { op_run_options_free(p); }
+};
 using ModelPtr = std::unique_ptr<op_model, ModelDeleter>;
 using ResolverPtr = std::unique_ptr<op_resolver, ResolverDeleter>;
 using SessionPtr = std::unique_ptr<op_session, SessionDeleter>;
+using RunOptionsPtr = std::unique_ptr<op_run_options, RunOptionsDeleter>;
 
 class Model {
  public:
@@ -93,6 +97,30 @@ class Resolver {
   ResolverPtr p_;
 };
 
+// A deadline and a terminate flag for runs (op_run_options); terminate() may
+// be called from another thread while a run uses them.
+class RunOptions {
+ public:
+  static op_status_code create(RunOptions* out) noexcept {
+    if (out == nullptr) return op_run_options_create(nullptr);
+    op_run_options* r = nullptr;
+    op_status_code c = op_run_options_create(&r);
+    out->p_.reset(r);
+    return c;
+  }
+  op_run_options* get() const noexcept { return p_.get(); }
+  explicit operator bool() const noexcept { return p_ != nullptr; }
+  op_status_code set_deadline_ms(uint64_t ms) noexcept {
+    return op_run_options_set_deadline_ms(p_.get(), ms);
+  }
+  op_status_code terminate(bool on = true) noexcept {
+    return op_run_options_set_terminate(p_.get(), on ? 1 : 0);
+  }
+
+ private:
+  RunOptionsPtr p_;
+};
+
 class Session {
  public:
   static op_status_code create(const char* path, const op_session_options* options,
@@ -108,6 +136,9 @@ class Session {
 
   op_status_code run(const op_input* inputs, size_t n) noexcept {
     return op_session_run(p_.get(), inputs, n);
+  }
+  op_status_code run(const op_input* inputs, size_t n, const RunOptions& options) noexcept {
+    return op_session_run_with_options(p_.get(), inputs, n, options.get());
   }
   op_status_code output(size_t index, op_tensor_view* out) const noexcept {
     return op_session_output(p_.get(), index, out);

@@ -3,6 +3,7 @@
 // values, and prints them back with the names below.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,7 +13,7 @@
 
 namespace onnx_prepack {
 
-// SPEC 7.2: how a hit's source digest is trusted.
+// format.md §7.2: how a hit's source digest is trusted.
 enum class VerifyPolicy : uint8_t {
   kFull,  // hash every source that has a candidate entry
   kMemo,  // trust a digest recorded for the same file identity, else hash and record
@@ -29,7 +30,7 @@ inline constexpr WeightMode kDefaultWeightMode = WeightMode::kPacked;
 std::string_view weight_mode_name(WeightMode m);  // "packed" / "plain"
 std::optional<WeightMode> weight_mode_from_name(std::string_view name);
 
-// Where misses are written back and looked up (SPEC 7.1). No store when `dir`
+// Where misses are written back and looked up (format.md §7.1). No store when `dir`
 // is empty: that is the one meaning of "no cache" inside the engine.
 struct CacheLocation {
   std::string dir;
@@ -44,5 +45,19 @@ inline constexpr std::string_view kCacheOffName = "off";
 CacheLocation cache_location_from_arg(std::string_view arg);
 // The folder, or "off".
 std::string_view cache_location_name(const CacheLocation& c);
+
+// One run's limits (docs/runtime.md, "Deadline and cancellation"): a run that
+// passes its deadline stops with kDeadlineExceeded, one whose terminate flag
+// is set stops with kCancelled; either way the session stays usable. Checked
+// between nodes, at every If/Loop/Scan body run and every few thousand steps
+// of the kernels with a work bound, so a run stops within one node's time.
+struct RunOptions {
+  // Milliseconds from the start of the run (after waiting for an earlier run
+  // of the same engine; planning included) to its deadline; 0 = none.
+  uint64_t deadline_ms = 0;
+  // Set to true from any thread to stop the run; null = not cancellable. The
+  // caller owns it; it must outlive the run.
+  const std::atomic<bool>* terminate = nullptr;
+};
 
 }  // namespace onnx_prepack

@@ -21,6 +21,8 @@ enum class StatusCode {
   kResourceExhausted,  // a configured limit was hit
   kIoError,            // the operating system refused
   kInternal,           // a bug of ours
+  kDeadlineExceeded,   // a run passed its deadline (RunOptions::deadline_ms)
+  kCancelled,          // a run was stopped by its terminate flag (RunOptions::terminate)
 };
 
 std::string_view status_code_name(StatusCode code);
@@ -56,6 +58,8 @@ Status unimplemented(std::string message);
 Status resource_exhausted(std::string message);
 Status io_error(std::string message);
 Status internal_error(std::string message);
+Status deadline_exceeded(std::string message);
+Status cancelled(std::string message);
 
 template <typename T>
 class [[nodiscard]] Result {

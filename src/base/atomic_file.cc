@@ -110,8 +110,9 @@ int remove_stale_temporaries(const std::string& final_path) {
   return removed;
 }
 
-Status AtomicFileWriter::commit() {
-  if (::fsync(fd_) != 0) return errno_status("cannot fsync", temp_path_);
+Status AtomicFileWriter::commit(Durability durability) {
+  const bool durable = durability == Durability::kDurable;
+  if (durable && ::fsync(fd_) != 0) return errno_status("cannot fsync", temp_path_);
   if (::close(fd_) != 0) {
     fd_ = -1;
     return errno_status("cannot close", temp_path_);
@@ -121,6 +122,7 @@ Status AtomicFileWriter::commit() {
     return errno_status("cannot rename onto", final_path_);
   }
   committed_ = true;
+  if (!durable) return ok_status();
   int dfd = ::open(parent_dir(final_path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);
@@ -129,10 +131,11 @@ Status AtomicFileWriter::commit() {
   return ok_status();
 }
 
-Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes) {
+Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes,
+                             Durability durability) {
   OP_ASSIGN_OR_RETURN(AtomicFileWriter w, AtomicFileWriter::create(path));
   OP_RETURN_IF_ERROR(w.write(bytes));
-  return w.commit();
+  return w.commit(durability);
 }
 
 Result<std::vector<uint8_t>> read_file(const std::string& path, uint64_t max_bytes) {

@@ -11,6 +11,14 @@
 
 namespace onnx_prepack::base {
 
+// What a crash may do to a published file. kDurable: once commit() returns,
+// the new bytes survive a power loss (fsync of the file and its folder).
+// kRebuildable: readers never see a partial file while the system runs, but a
+// power loss may leave the old file, no file, or (on some file systems) a
+// torn one; only for records the reader can check and rebuild, such as memo
+// records, which carry their own checksum. It saves two fsyncs per file.
+enum class Durability { kDurable, kRebuildable };
+
 // Accumulates pieces into a temporary file, then publishes it by rename.
 class AtomicFileWriter {
  public:
@@ -22,7 +30,7 @@ class AtomicFileWriter {
   Status write(std::span<const uint8_t> bytes);
   Status write_zeros(uint64_t count);
   uint64_t offset() const { return offset_; }
-  Status commit();  // fsync + rename + fsync(dir)
+  Status commit(Durability durability = Durability::kDurable);  // fsync + rename + fsync(dir)
   // commit() onto another name in the same folder (decided after writing).
   Status commit_as(const std::string& final_path);
 
@@ -41,7 +49,8 @@ class AtomicFileWriter {
 // runs. Best effort; returns how many were removed.
 int remove_stale_temporaries(const std::string& final_path);
 
-Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes);
+Status write_file_atomically(const std::string& path, std::span<const uint8_t> bytes,
+                             Durability durability = Durability::kDurable);
 Result<std::vector<uint8_t>> read_file(const std::string& path, uint64_t max_bytes);
 
 }  // namespace onnx_prepack::base

@@ -1,6 +1,6 @@
 // A fast 64-bit hash of byte streams, for names derived from content (the
 // data file a compile writes is named by its bytes, so one input gives one
-// output). Not a digest: nothing trusts it for integrity (SPEC 4.6 digests do
+// output). Not a digest: nothing trusts it for integrity (format.md §4.6 digests do
 // that). Base layer.
 #pragma once
 

@@ -1,5 +1,5 @@
 // CPUID/XGETBV (x86_64) and hwcaps (aarch64) detection: the one detector of the
-// project (base layer, so that digest, below device, uses it too). SPEC 6.
+// project (base layer, so that digest, below device, uses it too). format.md §6.
 // Built with baseline flags only (no _avx2/_avx512 suffix): it runs before we
 // know what the CPU can do.
 #include "base/cpu_features.h"

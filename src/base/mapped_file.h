@@ -14,7 +14,7 @@
 
 namespace onnx_prepack::base {
 
-// What identifies a file's content for memoised digests (SPEC 7.2).
+// What identifies a file's content for memoised digests (format.md §7.2).
 struct FileIdentity {
   uint64_t device = 0;
   uint64_t inode = 0;

@@ -22,6 +22,10 @@ std::string_view status_code_name(StatusCode code) {
       return "io_error";
     case StatusCode::kInternal:
       return "internal";
+    case StatusCode::kDeadlineExceeded:
+      return "deadline_exceeded";
+    case StatusCode::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }
@@ -54,5 +58,9 @@ Status resource_exhausted(std::string m) {
 }
 Status io_error(std::string m) { return Status(StatusCode::kIoError, std::move(m)); }
 Status internal_error(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
+Status deadline_exceeded(std::string m) {
+  return Status(StatusCode::kDeadlineExceeded, std::move(m));
+}
+Status cancelled(std::string m) { return Status(StatusCode::kCancelled, std::move(m)); }
 
 }  // namespace onnx_prepack

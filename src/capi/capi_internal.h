@@ -3,6 +3,7 @@
 // become an op_status_code plus the thread-local message. Capi layer.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <exception>
 #include <map>
@@ -22,6 +23,7 @@
 #include "pack/pack_family.h"
 #include "resolve/cache_store.h"
 #include "resolve/resolver.h"
+#include "runtime/activity.h"
 #include "runtime/prepared_weights.h"
 #include "runtime/session.h"
 
@@ -81,6 +83,12 @@ struct op_session {
   op_session_timings timings{};
 };
 
+// Atomic flag: op_run_options_set_terminate may race with a run reading it.
+struct op_run_options {
+  uint64_t deadline_ms = 0;
+  std::atomic<bool> terminate{false};
+};
+
 namespace onnx_prepack::capi {
 
 op_status_code to_code(StatusCode code);
@@ -92,7 +100,13 @@ op_status_code guard(F&& body) noexcept {
   try {
     return set_last(body());
   } catch (const std::bad_alloc&) {
-    return set_last(resource_exhausted("out of memory"));
+    // runtime/activity.h: the node being planned or run, and the budget.
+    std::string what = "out of memory";
+    try {
+      what = runtime::out_of_memory_message();
+    } catch (...) {
+    }
+    return set_last(resource_exhausted(what));
   } catch (const std::exception& e) {
     return set_last(internal_error(std::string("unexpected exception: ") + e.what()));
   } catch (...) {

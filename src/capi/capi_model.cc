@@ -35,6 +35,10 @@ op_status_code to_code(StatusCode code) {
       return OP_STATUS_IO_ERROR;
     case StatusCode::kInternal:
       return OP_STATUS_INTERNAL;
+    case StatusCode::kDeadlineExceeded:
+      return OP_STATUS_DEADLINE_EXCEEDED;
+    case StatusCode::kCancelled:
+      return OP_STATUS_CANCELLED;
   }
   return OP_STATUS_INTERNAL;
 }
@@ -76,6 +80,10 @@ const char* op_status_code_name(int32_t code) {
       return "io_error";
     case OP_STATUS_INTERNAL:
       return "internal";
+    case OP_STATUS_DEADLINE_EXCEEDED:
+      return "deadline_exceeded";
+    case OP_STATUS_CANCELLED:
+      return "cancelled";
   }
   return "unknown";
 }

@@ -232,7 +232,7 @@ op_status_code op_resolve(op_resolver* resolver, const char* source_name,
     for (size_t i = 0; i < n_formats; ++i) {
       request.formats.push_back(to_format(formats[i]));
       // Our own formats carry their use: a pack that reads other initializers
-      // too is checked against them (SPEC 4.5), as in our runtime.
+      // too is checked against them (format.md §4.5), as in our runtime.
       if (!request.lineage && formats[i].check_dims == &builtin_check_dims &&
           formats[i].user_data != nullptr) {
         const auto* b = static_cast<const BuiltinFormat*>(formats[i].user_data);

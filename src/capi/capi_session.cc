@@ -45,8 +45,8 @@ Status create_session(const op_session_options* options, op_session** out, const
   return ok_status();
 }
 
-Status run_session(op_session* s, const op_input* in, size_t n) {
-  constexpr const char* kFn = "op_session_run";
+Status run_session(op_session* s, const op_input* in, size_t n, const RunOptions& run_options,
+                   const char* kFn) {
   if (n > 0 && in == nullptr) {
     return invalid_argument(std::string(kFn) + ": inputs is null with n_inputs " +
                             std::to_string(n));
@@ -101,7 +101,7 @@ Status run_session(op_session* s, const op_input* in, size_t n) {
                               "' is not fed and has no initializer");
     }
   }
-  OP_ASSIGN_OR_RETURN(s->outputs, s->engine->run(fed));
+  OP_ASSIGN_OR_RETURN(s->outputs, s->engine->run(fed, run_options));
   const EngineTimings t = s->engine->timings();
   op_session_timings& out = s->timings;
   out.parse = t.parse;
@@ -225,7 +225,52 @@ op_status_code op_session_output_name(const op_session* session, size_t index, c
 op_status_code op_session_run(op_session* session, const op_input* inputs, size_t n_inputs) {
   return guard([&]() -> Status {
     OP_CAPI_REQUIRE(session, "op_session_run");
-    return run_session(session, inputs, n_inputs);
+    return run_session(session, inputs, n_inputs, RunOptions{}, "op_session_run");
+  });
+}
+
+op_status_code op_run_options_create(op_run_options** out) {
+  return guard([&]() -> Status {
+    OP_CAPI_REQUIRE(out, "op_run_options_create");
+    *out = new op_run_options();
+    return ok_status();
+  });
+}
+
+void op_run_options_free(op_run_options* options) { delete options; }
+
+op_status_code op_run_options_set_deadline_ms(op_run_options* options, uint64_t deadline_ms) {
+  return guard([&]() -> Status {
+    OP_CAPI_REQUIRE(options, "op_run_options_set_deadline_ms");
+    options->deadline_ms = deadline_ms;
+    return ok_status();
+  });
+}
+
+op_status_code op_run_options_set_terminate(op_run_options* options, int32_t terminate) {
+  return guard([&]() -> Status {
+    constexpr const char* kFn = "op_run_options_set_terminate";
+    OP_CAPI_REQUIRE(options, kFn);
+    if (terminate != 0 && terminate != 1) {
+      return invalid_argument(std::string(kFn) + ": terminate must be 0 or 1, got " +
+                              std::to_string(terminate));
+    }
+    options->terminate.store(terminate == 1, std::memory_order_relaxed);
+    return ok_status();
+  });
+}
+
+op_status_code op_session_run_with_options(op_session* session, const op_input* inputs,
+                                           size_t n_inputs, const op_run_options* run_options) {
+  return guard([&]() -> Status {
+    constexpr const char* kFn = "op_session_run_with_options";
+    OP_CAPI_REQUIRE(session, kFn);
+    RunOptions ro;
+    if (run_options != nullptr) {
+      ro.deadline_ms = run_options->deadline_ms;
+      ro.terminate = &run_options->terminate;
+    }
+    return run_session(session, inputs, n_inputs, ro, kFn);
   });
 }
 

@@ -1,4 +1,4 @@
-// The compiled-tensor checker (SPEC 3, 4.1, 4.2): every structural problem of a
+// The compiled-tensor checker (format.md §3, 4.1, 4.2): every structural problem of a
 // model's struct types, devices and compiled tensors, independent of the host.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Lineage keys of compiled tensors (SPEC 4.5): lineage.<role> names an
+// Lineage keys of compiled tensors (format.md §4.5): lineage.<role> names an
 // initializer and has a digest of 64 lower-case hex digits; an absent optional
 // input is lineage.<role> = "" with no digest; a format that declares its
 // roles and attributes (type metadata lineage_roles / lineage_attrs, comma

@@ -1,4 +1,4 @@
-// check_model: metadata, graphs, devices and compiled tensors (SPEC 4.2), on
+// check_model: metadata, graphs, devices and compiled tensors (format.md §4.2), on
 // top of the struct-type rules of check_struct_types.cc.
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -79,7 +79,7 @@ bool known_device_type(std::string_view t) {
   return false;
 }
 
-// SPEC 6 grammar: cpu `<machine>(-<feature>)*`, cuda `sm_<digits>[a-z]?`, rocm `gfx<hex>`.
+// format.md §6 grammar: cpu `<machine>(-<feature>)*`, cuda `sm_<digits>[a-z]?`, rocm `gfx<hex>`.
 bool architecture_grammar_ok(std::string_view type, const std::string& arch) {
   if (arch.empty()) return true;  // no constraint
   if (type == "cpu") return cpu_arch_grammar_ok(arch);
@@ -190,7 +190,7 @@ void check_graphs(Checker& c, const onnx::ModelProto& m) {
   }
 }
 
-// SPEC 4.6: the resolver refuses, under full and memo, an entry whose payload it
+// format.md §4.6: the resolver refuses, under full and memo, an entry whose payload it
 // cannot check; say so before a load does.
 void check_payload_digest(Checker& c, const onnx::CompiledTensorProto& ct, const std::string& pc) {
   const auto& props = ct.metadata_props();

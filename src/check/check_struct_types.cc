@@ -1,4 +1,4 @@
-// Struct-type rules of SPEC 3: declarations, references, counts, names,
+// Struct-type rules of format.md §3: declarations, references, counts, names,
 // constants, limits and codec signatures, reported exhaustively with paths.
 #include <map>
 #include <set>

@@ -53,7 +53,7 @@ class Checker {
   // A TypeProto of a graph value (uses 2 and 3 only).
   void check_graph_type(const onnx::TypeProto& type, const std::string& path);
 
-  // Lineage keys of a compiled tensor (check_lineage.cc, SPEC 4.5).
+  // Lineage keys of a compiled tensor (check_lineage.cc, format.md §4.5).
   void check_lineage(const onnx::CompiledTensorProto& ct, const std::string& path);
 
   // ---- helpers ----

@@ -1,4 +1,4 @@
-// Every checker rule with its stable id (SPEC 3, 4.1, 4.2). Ids never change
+// Every checker rule with its stable id (format.md §3, 4.1, 4.2). Ids never change
 // meaning once released; docs/struct-types.md lists each with an example.
 #pragma once
 
@@ -16,7 +16,7 @@ struct Rule {
 };
 
 namespace rules {
-// Struct types (SPEC 3).
+// Struct types (format.md §3).
 inline constexpr std::string_view kUnconstrained = "struct.unconstrained";
 inline constexpr std::string_view kNotConcrete = "struct.not_concrete";
 inline constexpr std::string_view kMisplacedDeclaration = "struct.misplaced_declaration";
@@ -40,7 +40,7 @@ inline constexpr std::string_view kCatalogueName = "struct.catalogue_name";
 inline constexpr std::string_view kSizeOverflow = "struct.size_overflow";
 inline constexpr std::string_view kNotWholeBytes = "struct.not_whole_bytes";
 inline constexpr std::string_view kSizeMismatch = "struct.size_mismatch";
-// Resource limits (SPEC 3, checked before any allocation).
+// Resource limits (format.md §3, checked before any allocation).
 inline constexpr std::string_view kLimitNestingDepth = "limit.nesting_depth";
 inline constexpr std::string_view kLimitFields = "limit.fields";
 inline constexpr std::string_view kLimitConstantBytes = "limit.constant_bytes";
@@ -51,7 +51,7 @@ inline constexpr std::string_view kValueTypeRange = "value.type_range";
 inline constexpr std::string_view kValueTypeConflict = "value.type_conflict";
 inline constexpr std::string_view kValueDims = "value.dims";
 inline constexpr std::string_view kValueExternalData = "value.external_data";
-// Codec signatures (SPEC 3).
+// Codec signatures (format.md §3).
 inline constexpr std::string_view kCodecInputCount = "codec.input_count";
 inline constexpr std::string_view kCodecInputType = "codec.input_type";
 inline constexpr std::string_view kCodecOutput = "codec.output";
@@ -59,7 +59,7 @@ inline constexpr std::string_view kCodecOperator = "codec.operator";
 inline constexpr std::string_view kCodecCapture = "codec.capture";
 inline constexpr std::string_view kCodecExternalData = "codec.external_data";
 inline constexpr std::string_view kCodecGraphAttribute = "codec.graph_attribute";
-// Devices and compiled tensors (SPEC 4.2).
+// Devices and compiled tensors (format.md §4.2).
 inline constexpr std::string_view kDeviceDuplicate = "device.duplicate";
 inline constexpr std::string_view kDeviceRange = "compiled.device_range";
 inline constexpr std::string_view kDuplicateKey = "compiled.duplicate_key";
@@ -69,7 +69,7 @@ inline constexpr std::string_view kDigestEmpty = "compiled.digest_empty";
 inline constexpr std::string_view kAlgorithmEmpty = "compiled.algorithm_empty";
 inline constexpr std::string_view kDigestLength = "compiled.digest_length";
 inline constexpr std::string_view kMetadataDuplicateKey = "metadata.duplicate_key";
-// Lineage of packs derived from several initializers (SPEC 4.5).
+// Lineage of packs derived from several initializers (format.md §4.5).
 inline constexpr std::string_view kLineageDigestMissing = "lineage.digest_missing";
 inline constexpr std::string_view kLineageDigestFormat = "lineage.digest_format";
 inline constexpr std::string_view kLineageSourceMissing = "lineage.source_missing";
@@ -79,7 +79,7 @@ inline constexpr std::string_view kUnknownAlgorithm = "compiled.unknown_algorith
 inline constexpr std::string_view kSourceAmbiguous = "compiled.source_ambiguous";
 inline constexpr std::string_view kUnknownDeviceType = "device.unknown_type";
 inline constexpr std::string_view kUnknownArchitecture = "device.unknown_architecture";
-// Payload integrity (SPEC 4.6): entries that verified loads always miss.
+// Payload integrity (format.md §4.6): entries that verified loads always miss.
 inline constexpr std::string_view kPayloadUnverifiable = "compiled.payload_unverifiable";
 inline constexpr std::string_view kPayloadDigestFormat = "compiled.payload_digest_format";
 }  // namespace rules

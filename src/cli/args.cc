@@ -137,6 +137,11 @@ int exit_code_for(const Status& s) {
       return kExitFailure;
     case StatusCode::kInternal:
       return kExitFailure;
+    // Neither the model's fault nor the system's: the caller's bound, which a
+    // script may retry with more time (docs/cli.md, exit codes).
+    case StatusCode::kDeadlineExceeded:
+    case StatusCode::kCancelled:
+      return kExitDeadline;
   }
   return kExitFailure;
 }

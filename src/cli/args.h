@@ -15,11 +15,13 @@ namespace onnx_prepack::cli {
 struct CommandSpec;
 
 // Exit codes (docs/cli.md): 0 success, 1 the command ran and found problems,
-// 2 usage error or unreadable input, 3 internal or I/O failure.
+// 2 usage error or unreadable input, 3 internal or I/O failure, 4 a run stopped
+// at its deadline.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFindings = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitFailure = 3;
+inline constexpr int kExitDeadline = 4;  // a run passed --deadline-ms (or was cancelled)
 
 class Args {
  public:

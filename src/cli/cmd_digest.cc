@@ -1,5 +1,5 @@
 // onnx-prepack digest MODEL [--algorithm blake3|sha256] [--threads N] [--json]
-// One canonical tensor digest (SPEC 5) per top-level initializer.
+// One canonical tensor digest (format.md §5) per top-level initializer.
 #include <cstdio>
 #include <memory>
 #include <string>

@@ -1,7 +1,7 @@
 // onnx-prepack explain MODEL [--arch STR] [--verify full|memo|off] [--cache DIR]
 //                            [--memo-dir DIR] [--input NAME]... [--fail-on-miss] [--json]
 // For every eligible weight (constant B of MatMul/Gemm), the resolver's
-// decision on each candidate entry, the chosen one, and totals (SPEC 4.3, 7.3);
+// decision on each candidate entry, the chosen one, and totals (format.md §4.3, 7.3);
 // the report is engine::explain_model's.
 #include <cstdio>
 #include <string>
@@ -56,7 +56,7 @@ std::string weight_text(const engine::ExplainedWeight& e, device::IsaLevel level
             ": " + decision_of(c);
     if (!c.chosen && !c.detail.empty() && c.detail != r.detail) text += " (" + c.detail + ")";
     text += "\n";
-    if (c.entry >= 0) {  // SPEC 4.5: the sources and attributes the entry is bound to
+    if (c.entry >= 0) {  // format.md §4.5: the sources and attributes the entry is bound to
       std::string l;
       for (const auto& i : pack::lineage_summary(model.proto().compiled_tensors(c.entry)))
         l += (l.empty() ? "" : ", ") + i;

@@ -342,7 +342,9 @@ int cmd_run(int argc, char** argv) {
   }
   auto repeat = args->get_int("repeat", 0, 0, 1000000);
   auto seed = args->get_int("seed", 1, 0, 1ll << 62);
-  for (const auto* r : {&repeat, &seed}) {
+  // Up to about 31 years: a bound, not a time point that could overflow.
+  auto deadline = args->get_int("deadline-ms", 0, 0, 1ll << 40);
+  for (const auto* r : {&repeat, &seed, &deadline}) {
     if (!r->ok()) return report_error("run", r->status());
   }
   auto options = engine_options(*args);
@@ -360,12 +362,14 @@ int cmd_run(int argc, char** argv) {
   std::map<std::string, runtime::Tensor> inputs;
   for (auto& [name, t] : *feeds) inputs[name] = t.view();
 
-  auto outs = (*engine)->run(inputs);
+  RunOptions run_options;
+  run_options.deadline_ms = uint64_t(*deadline);
+  auto outs = (*engine)->run(inputs, run_options);
   if (!outs.ok()) return report_error("run", outs.status());
   report.time_to_first_output = ms(t_start, Clock::now());
   for (long long i = 0; i < *repeat; ++i) {
     auto a = Clock::now();
-    auto r = (*engine)->run(inputs);
+    auto r = (*engine)->run(inputs, run_options);
     if (!r.ok()) return report_error("run", r.status());
     report.steady.push_back(ms(a, Clock::now()));
   }

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/spec.h"
 #include "format/model.h"
+#include "runtime/activity.h"
 
 namespace {
 
@@ -90,7 +91,13 @@ int main(int argc, char** argv) {
     try {
       return c.fn(argc - 2, argv + 2);
     } catch (const std::bad_alloc&) {
-      return cli::report_error(c.name, onnx_prepack::resource_exhausted("out of memory"));
+      // What was being done (the node being planned or run) and the budget.
+      std::string what = "out of memory";
+      try {
+        what = onnx_prepack::runtime::out_of_memory_message();
+      } catch (...) {  // the message does not fit either: the bare words
+      }
+      return cli::report_error(c.name, onnx_prepack::resource_exhausted(what));
     } catch (const std::length_error& e) {  // a size past what can be allocated
       return cli::report_error(c.name, onnx_prepack::resource_exhausted(
                                            std::string("size past the limits: ") + e.what()));

@@ -49,7 +49,7 @@ std::vector<CommandSpec> make_specs() {
        {{"arch", "STR", "the detected host",
          "pretend the host is exactly this architecture (x86_64-v3, x86_64-avx2-fma)"},
         {"verify", "full|memo|off", verify_policy_name(kDefaultVerifyPolicy),
-         "source digest policy (SPEC 7.2)"},
+         "source digest policy (docs/format.md, 7.2)"},
         {"cache", "DIR", "off", "also consult this cache store (read-only) after the model misses"},
         {"memo-dir", "DIR", kMemoDefault, "memo store folder for --verify memo"},
         {"input", "NAME", "none",
@@ -94,7 +94,7 @@ std::vector<CommandSpec> make_specs() {
          "write each output as DIR/NAME.npy"},
         {"cache", "DIR|off", "off", "write-back cache store (created if missing)"},
         {"verify", "full|memo|off", verify_policy_name(kDefaultVerifyPolicy),
-         "source digest policy (SPEC 7.2)"},
+         "source digest policy (docs/format.md, 7.2)"},
         {"threads", "N", "0 (all cores)", "size of the one thread pool, 0..1024"},
         {"repeat", "N", "0", "steady runs after the first; the median is reported"},
         {"seed", "N", "1", "seed of the random inputs"},
@@ -102,13 +102,16 @@ std::vector<CommandSpec> make_specs() {
          "plain skips the resolver and packs B at every run (comparison only)"},
         {"memo-dir", "DIR", kMemoDefault, "memo records for --verify memo"},
         {"cache-max-mib", "N", "4096", "size bound of the cache store in MiB (0 = unbounded)"},
+        {"deadline-ms", "N", "0 (none)",
+         "stop each run (the first and every --repeat) N ms after it starts; exit 4"},
         json_option("print timings, weights, plan, memory and outputs as JSON")},
        {"onnx-prepack run model.compiled.onnx",
         "onnx-prepack run model.onnx --input x=x.npy --output-dir out --json",
         "onnx-prepack run model.onnx --input input_ids=random:1x128 --cache ~/.cache/op "
-        "--repeat 10"},
+        "--repeat 10",
+        "onnx-prepack run untrusted.onnx --deadline-ms 2000"},
        "0 ran; 2 usage error, missing or malformed model or input, unsupported operator, shape "
-       "error; 3 I/O or internal failure"});
+       "error; 3 I/O or internal failure; 4 a run passed --deadline-ms"});
   v.push_back({"generate",
                "write a deterministic MLP, transformer or MatMulNBits model",
                "mlp|transformer|llm -o OUT.onnx",

@@ -1,4 +1,4 @@
-// Host description and the device compatibility test (SPEC 4.3 rule 4, SPEC 6).
+// Host description and the device compatibility test (format.md §4.3 rule 4, §6).
 // Device layer.
 #include "device/device_match.h"
 

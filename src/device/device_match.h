@@ -1,4 +1,4 @@
-// The host as the loading rules see it (SPEC 4.3 rule 4, SPEC 6): device type,
+// The host as the loading rules see it (format.md §4.3 rule 4, §6): device type,
 // CPU architecture, and this runtime's identity; plus the compatibility test
 // of a DeviceProto against it. Device layer.
 #pragma once
@@ -13,7 +13,7 @@
 
 namespace onnx_prepack::device {
 
-// Our runtime identity (SPEC 6): DeviceProto.runtime and runtime_version of the
+// Our runtime identity (format.md §6): DeviceProto.runtime and runtime_version of the
 // entries we write and read. The packing ABI version changes only when some
 // format's bytes change meaning.
 inline constexpr std::string_view kRuntimeName = "onnx-prepack";

@@ -1,4 +1,4 @@
-// Feature names, psABI levels and the architecture grammar of SPEC 6.
+// Feature names, psABI levels and the architecture grammar of format.md §6.
 // Device layer.
 #include "device/isa_names.h"
 

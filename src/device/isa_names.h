@@ -1,4 +1,4 @@
-// CPU architecture strings of SPEC 6: `<machine>(-<feature>)*`, with x86-64
+// CPU architecture strings of format.md §6: `<machine>(-<feature>)*`, with x86-64
 // psABI levels v2/v3/v4 as shorthands for their feature sets. Device layer.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The canonical message of a tensor (SPEC 5, docs/digest.md): a fixed header, then the
+// The canonical message of a tensor (format.md §5, docs/digest.md): a fixed header, then the
 // content exactly as raw_data would hold it. Raw and external bytes are streamed in place;
 // typed fields are converted in bounded pieces, never as a whole second copy.
 #pragma once

@@ -1,4 +1,4 @@
-// Canonical tensor digest, version 1 (SPEC 5; docs/digest.md).
+// Canonical tensor digest, version 1 (format.md §5; docs/digest.md).
 // Public entry points of the digest layer; BLAKE3 and SHA-256 live below it.
 #pragma once
 

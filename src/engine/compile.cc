@@ -33,7 +33,7 @@ namespace onnx_prepack {
 namespace {
 
 // Records the digests just computed against the output file's identity, so a
-// later `--verify memo` load hashes nothing (SPEC 7.2). A record taken within
+// later `--verify memo` load hashes nothing (format.md §7.2). A record taken within
 // the timestamp granularity of the file's last change is never trusted, and
 // the output was just written: wait out that window before taking identities.
 // `payloads` maps each payload_digest written (hex) to H(payload), what a memo
@@ -56,7 +56,7 @@ Status record_memo(const std::string& output, const std::string& memo_dir,
     }
     OP_RETURN_IF_ERROR(store.record(key, d));
   }
-  // Payloads too (SPEC 4.6): a memo load of the output then hashes nothing.
+  // Payloads too (format.md §4.6): a memo load of the output then hashes nothing.
   for (int i = 0; i < out->proto().compiled_tensors_size(); ++i) {
     Result<resolve::PayloadMemo> pm = resolve::payload_memo_for(*out, i);
     if (!pm.ok()) continue;
@@ -113,7 +113,7 @@ int constant_nodes(const onnx::GraphProto& g) {
 // Weights no family packs yet that users expect packed, so that compile says
 // so instead of writing nothing silently: FLOAT16 MatMul/Gemm/Conv weights
 // (the runtime computes such nodes on a widened copy that no pack can feed)
-// and weights of nodes inside If/Loop/Scan bodies (SPEC entries address
+// and weights of nodes inside If/Loop/Scan bodies (compiled entries address
 // main-graph initializers only; docs/decisions.md).
 void unpacked_weights(const format::Model& model, std::vector<SkippedWeight>& out) {
   static const std::set<std::string> kOps = {"MatMul", "Gemm", "Conv", "ConvTranspose",
@@ -161,7 +161,7 @@ Result<std::vector<std::string>> target_architectures(const std::vector<std::str
     } else if (known.count(t)) {
       arch = t;
     } else if (auto pretended = device::HostDescription::pretend(t); pretended.ok()) {
-      // Any SPEC 6 architecture string (psABI levels too: x86_64-v3, x86_64-v4-avx512vnni).
+      // Any format.md §6 architecture string (psABI levels too: x86_64-v3, x86_64-v4-avx512vnni).
       arch = best_for(*pretended);
     }
     if (arch.empty()) {
@@ -311,7 +311,7 @@ Status Compiler::add(const pack::ModelWeightUse& u) {
   std::vector<std::pair<std::string, std::string>> props;
   if (auto lineage = u.family->lineage(use)) {
     OP_ASSIGN_OR_RETURN(props, resolve::lineage_props(*lineage, model_, algorithm_));
-    // Every lineage source's digest too, for the memo (SPEC 7.2: verify policies cover them).
+    // Every lineage source's digest too, for the memo (format.md §7.2: verify policies cover them).
     for (const auto& [role, name] : lineage->roles) {
       if (name.empty() || digests_.count(name)) continue;
       const onnx::TensorProto* t = model_.find_initializer(name);
@@ -386,7 +386,7 @@ Result<format::WriteReport> Compiler::write(const std::string& dst, const Compil
           return p->pack(dst).with_context(p->context);
         }};
   }
-  // SPEC 4.6: every payload written records its digest; entries whose old
+  // format.md §4.6: every payload written records its digest; entries whose old
   // payload is gone or truncated are replaced, not fatal; the data file gets a
   // fresh name and the model is published last.
   onnx::ModelProto& out = out_;

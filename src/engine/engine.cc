@@ -11,6 +11,7 @@
 #include "resolve/cache_store.h"
 #include "resolve/resolver.h"
 #include "runtime/prepared_weights.h"
+#include "runtime/run_limits.h"
 #include "runtime/session.h"
 
 namespace onnx_prepack {
@@ -63,7 +64,8 @@ struct Engine::State {
   uint64_t populated = 0;
   EngineTimings timings;
 
-  Status plan_locked(const std::map<std::string, runtime::Tensor>& inputs);
+  Status plan_locked(const std::map<std::string, runtime::Tensor>& inputs,
+                     const runtime::RunLimits* limits = nullptr);
 };
 
 Engine::Engine(std::unique_ptr<State> state) : s_(std::move(state)) {}
@@ -148,18 +150,19 @@ Status Engine::plan(const std::map<std::string, runtime::Tensor>& inputs) {
   return s_->plan_locked(inputs);
 }
 
-Status Engine::State::plan_locked(const std::map<std::string, runtime::Tensor>& inputs) {
+Status Engine::State::plan_locked(const std::map<std::string, runtime::Tensor>& inputs,
+                                  const runtime::RunLimits* limits) {
   const runtime::PreparedTotals before = prepared ? prepared->totals() : runtime::PreparedTotals();
   const size_t decisions_before = prepared ? prepared->decisions().size() : 0;
   has_plan = false;
   pinned = false;
   Feeds feeds = feeds_of(inputs);
   const auto t0 = Clock::now();
-  OP_ASSIGN_OR_RETURN(runtime::PlanOutcome outcome, session->plan(feeds));
+  OP_ASSIGN_OR_RETURN(runtime::PlanOutcome outcome, session->plan(feeds, limits));
   if (outcome == runtime::PlanOutcome::kNeedsInputValues) {
     for (auto& [name, f] : feeds) f.value = &inputs.at(name);  // shape inputs fed as data
     pinned = true;
-    OP_ASSIGN_OR_RETURN(outcome, session->plan(feeds));
+    OP_ASSIGN_OR_RETURN(outcome, session->plan(feeds, limits));
     if (outcome != runtime::PlanOutcome::kPlanned) {
       return internal_error("plan: a value is still unknown with every fed input pinned");
     }
@@ -194,13 +197,18 @@ Status Engine::State::plan_locked(const std::map<std::string, runtime::Tensor>& 
 }
 
 Result<std::vector<runtime::HostTensor>> Engine::run(
-    const std::map<std::string, runtime::Tensor>& inputs) {
+    const std::map<std::string, runtime::Tensor>& inputs, const RunOptions& run_options) {
   std::lock_guard<std::mutex> lock(s_->mu);
+  // The clock starts once this run has the session (an earlier run's time is
+  // not this one's); a run stopped midway leaves the plan as it was, and the
+  // next run overwrites every value it reads.
+  const runtime::RunLimits limits(run_options);
+  const runtime::RunLimits* lp = limits.active() ? &limits : nullptr;
   if (!s_->has_plan || s_->pinned || !same_types_and_shapes(feeds_of(inputs), s_->planned)) {
-    OP_RETURN_IF_ERROR(s_->plan_locked(inputs));
+    OP_RETURN_IF_ERROR(s_->plan_locked(inputs, lp));
   }
   const auto t0 = Clock::now();
-  OP_ASSIGN_OR_RETURN(std::vector<runtime::HostTensor> outputs, s_->session->run(inputs));
+  OP_ASSIGN_OR_RETURN(std::vector<runtime::HostTensor> outputs, s_->session->run(inputs, lp));
   const double run_ms = ms_between(t0, Clock::now());
   s_->timings.last_run = run_ms;
   if (s_->first_run_pending) {

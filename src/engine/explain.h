@@ -1,6 +1,6 @@
 // explain_model: the resolver's decision for every eligible weight of a model
 // on a host (detected or pretended), without running it (`onnx-prepack
-// explain`, the Python module's explain()). SPEC 4.3, 7.3.
+// explain`, the Python module's explain()). format.md §4.3, 7.3.
 #pragma once
 
 #include <memory>

@@ -37,14 +37,14 @@ struct WriteOptions {
   std::map<int, LazyPayload> lazy_payloads;
   // Called with every compiled tensor's payload (produced, copied or moved out
   // of raw_data) before it is written: `compile` records or checks
-  // payload_digest here (SPEC 4.6). Returning false drops the entry (a copied
+  // payload_digest here (format.md §4.6). Returning false drops the entry (a copied
   // payload that fails its digest). Not called for payloads left inline.
   std::function<bool(int index, std::span<const uint8_t> payload)> on_payload;
   // Existing compiled tensors whose external payload cannot be read (missing
   // file, range past the end) are dropped instead of failing the write; the
   // count is in WriteReport::payloads_dropped.
   bool drop_unreadable_payloads = false;
-  // SPEC 4.6 publication: the data file gets a name derived from its bytes
+  // format.md §4.6 publication: the data file gets a name derived from its bytes
   // ("<model>.<16 hex>.data": the same input writes the same files),
   // the model is renamed into place last, and then the data files the replaced
   // model referenced under our naming ("<model>.data", "<model>.<hex>.data") are

@@ -18,9 +18,9 @@ namespace onnx_prepack::format {
 // ModelProto down to a struct (subgraphs, functions, attributes).
 inline constexpr int kParseRecursionLimit = 4 * 64 + 128;
 
-// Counts allowed for the repeated extension fields of ModelProto (SPEC 2),
+// Counts allowed for the repeated extension fields of ModelProto (format.md §2),
 // checked on the wire before parsing. struct_types is the checker's catalogue
-// limit (SPEC 3).
+// limit (format.md §3).
 struct WireLimits {
   uint64_t max_struct_types = 65536;
   uint64_t max_devices = 65536;

@@ -1,6 +1,6 @@
 // The pack layer's catalogue: every persisted format, best first, which the
 // runtime and `compile` iterate; the resolver's view of it; and the GEMM entry
-// point on a packed B. SPEC 6 (format names and versions), 4.4 (exactness).
+// point on a packed B. format.md §6 (format names and versions), 4.4 (exactness).
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// lineage_summary: an entry's lineage (SPEC 4.5) as short items for explain.
+// lineage_summary: an entry's lineage (format.md §4.5) as short items for explain.
 #include <map>
 #include <string>
 #include <vector>

@@ -95,7 +95,7 @@ class PackFamily {
   virtual Status check_entry(const WeightUse& use, const FormatInfo& format,
                              const onnx::StructTypeProto& type,
                              std::span<const uint64_t> dims) const = 0;
-  // The other initializers and attributes a pack reads (SPEC 4.5); nullopt
+  // The other initializers and attributes a pack reads (format.md §4.5); nullopt
   // for packs of their source alone.
   virtual std::optional<resolve::LineageRequest> lineage(const WeightUse&) const {
     return std::nullopt;

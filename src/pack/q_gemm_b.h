@@ -1,7 +1,7 @@
 // Persisted formats of com.microsoft::MatMulNBits weights (docs/formats.md):
 // the panel records of kernels/q4_gemm/q4_gemm.h, one format per bit width.
 // A pack reads B (primary), scales, zero points (and records bias), so every
-// entry carries its lineage (SPEC 4.5): roles scales, zero_points, bias and
+// entry carries its lineage (format.md §4.5): roles scales, zero_points, bias and
 // attributes bits, block_size, K, N, accuracy_level.
 #pragma once
 

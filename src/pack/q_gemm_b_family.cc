@@ -1,7 +1,7 @@
 // The MatMulNBits pack family: B (input 1) of com.microsoft::MatMulNBits as
 // the panel records of kernels/q4_gemm (q_gemm_b.h). Every kernel, the
 // portable one included, reads the one format of each bit width, and a pack
-// reads scales and zero points too: its entries carry their lineage (SPEC 4.5).
+// reads scales and zero points too: its entries carry their lineage (format.md §4.5).
 #include <string>
 #include <vector>
 

@@ -16,6 +16,7 @@ struct ExceptionClass {
   std::vector<PyObject*> builtins;
   const char* doc;
   PyObject* type = nullptr;
+  const char* parent = nullptr;  // a class listed before it, in place of OnnxPrepackError
 };
 
 PyObject* g_base = nullptr;
@@ -37,6 +38,12 @@ std::vector<ExceptionClass>& exception_classes() {
        "Valid but not supported by this build (an operator, an option)."},
       {"InvalidGraph", {PyExc_ValueError}, "The graph is not valid."},
       {"EPFail", {PyExc_RuntimeError}, "An execution provider could not be used."},
+      // A Fail, as onnxruntime's terminate flag raises, and a TimeoutError.
+      {"DeadlineExceeded",
+       {PyExc_TimeoutError},
+       "The run passed RunOptions.deadline_ms (a Fail and a TimeoutError).",
+       nullptr,
+       "Fail"},
   };
   return classes;
 }
@@ -63,7 +70,8 @@ void register_exceptions(py::module_& m) {
   m.attr("OnnxPrepackError") = py::reinterpret_borrow<py::object>(g_base);
   for (ExceptionClass& c : exception_classes()) {
     py::tuple bases(1 + c.builtins.size());
-    bases[0] = py::reinterpret_borrow<py::object>(g_base);
+    bases[0] = py::reinterpret_borrow<py::object>(
+        c.parent != nullptr ? exception_class(c.parent, g_base) : g_base);
     for (size_t i = 0; i < c.builtins.size(); ++i) {
       bases[i + 1] = py::reinterpret_borrow<py::object>(c.builtins[i]);
     }
@@ -94,6 +102,10 @@ void throw_status(const Status& s) {
       raise_as("NotImplemented", PyExc_NotImplementedError, m);
     case StatusCode::kResourceExhausted:
       raise_as("EngineError", PyExc_MemoryError, m);
+    case StatusCode::kDeadlineExceeded:
+      raise_as("DeadlineExceeded", PyExc_TimeoutError, m);
+    case StatusCode::kCancelled:  // onnxruntime raises Fail for its terminate flag
+      raise_as("Fail", PyExc_RuntimeError, m);
     default:
       raise_as("RuntimeException", PyExc_RuntimeError, m);
   }

@@ -8,6 +8,7 @@
 
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -52,6 +53,12 @@ NodeArg node_arg(const onnx::ValueInfoProto& v) {
   a.shape = dims;
   return a;
 }
+
+// RunOptions.terminate's storage: an atomic the engine polls while another
+// Python thread (holding the GIL, the run having released it) sets it.
+struct RunFlag {
+  std::atomic<bool> terminate{false};
+};
 
 class EngineSession {
  public:
@@ -108,7 +115,8 @@ class EngineSession {
       }
       runtime::Shape shape;
       for (int64_t d : gi.dims) shape.push_back(d < 0 ? 1 : d);
-      Result<runtime::HostTensor> t = runtime::HostTensor::try_allocate(gi.dtype, shape, gi.name);
+      Result<runtime::HostTensor> t =
+          runtime::HostTensor::try_allocate(gi.dtype, shape, "input '" + gi.name + "'");
       if (!t.ok()) return t.status().message();
       buffers.push_back(std::move(*t));
       inputs[gi.name] = buffers.back().view();
@@ -162,14 +170,19 @@ class EngineSession {
   }
 
   // None or an empty list: every output, in graph order (as onnxruntime).
-  py::list run(const py::object& output_names, const py::dict& feed) {
+  // `deadline_ms` 0: none; `flag` (may be None) stops the run once set.
+  py::list run(const py::object& output_names, const py::dict& feed, uint64_t deadline_ms,
+               const std::shared_ptr<RunFlag>& flag) {
     std::vector<py::array> keep;  // the arrays read in place during the run
     std::map<std::string, runtime::Tensor> inputs = read_feeds(feed, keep);
     std::vector<size_t> picked = pick_outputs(output_names);
+    RunOptions ro;
+    ro.deadline_ms = deadline_ms;
+    if (flag) ro.terminate = &flag->terminate;  // `flag` outlives the call: the caller holds it
     Result<std::vector<runtime::HostTensor>> outs = internal_error("unreachable");
     {
       py::gil_scoped_release release;
-      outs = engine_->run(inputs);
+      outs = engine_->run(inputs, ro);
     }
     std::vector<runtime::HostTensor> tensors = value_or_throw(std::move(outs));
     py::list result;
@@ -302,6 +315,12 @@ void bind_session(py::module_& m) {
         return "NodeArg(name='" + a.name + "', type='" + a.type +
                "', shape=" + py::repr(a.shape).cast<std::string>() + ")";
       });
+  py::class_<RunFlag, std::shared_ptr<RunFlag>>(
+      m, "RunFlag", "RunOptions.terminate: settable from any thread while a run reads it.")
+      .def(py::init<>())
+      .def_property(
+          "terminate", [](const RunFlag& f) { return f.terminate.load(); },
+          [](RunFlag& f, bool v) { f.terminate.store(v); });
   py::class_<EngineSession>(m, "Session", R"doc(
 One engine: a model loaded on onnx-prepack's CPU runtime, with packed weights
 resolved from the model's compiled tensors or the cache store. Internal: use
@@ -326,7 +345,8 @@ onnx_prepack.InferenceSession (docs/python.md).)doc")
       .def("engine_options", &EngineSession::engine_options, "The engine's options as a dict.")
       .def_property_readonly("output_names", &EngineSession::output_names)
       .def("run", &EngineSession::run, py::arg("output_names"), py::arg("input_feed"),
-           "Runs; None or [] gives every output.")
+           py::arg("deadline_ms") = uint64_t(0), py::arg("flag") = nullptr,
+           "Runs; None or [] gives every output. deadline_ms 0: none; flag: a RunFlag.")
       .def("weights", &EngineSession::weights, "Per-weight decisions so far.")
       .def("timings", &EngineSession::timings, "Phase timings in ms.");
 }

@@ -1,4 +1,4 @@
-// Write-back cache store (SPEC 7.1). Layout under the store folder:
+// Write-back cache store (format.md §7.1). Layout under the store folder:
 //   lock                     advisory flock held by writers (publish, evict)
 //   entries/<id>/entry.onnx  ModelProto: devices[0], struct_types[0], compiled_tensors[0]
 //   entries/<id>/entry.data  the payload at offset 0 (so 4096-aligned)

@@ -1,4 +1,4 @@
-// Write-back cache store (SPEC 7.1): a folder of entries, each a ModelProto
+// Write-back cache store (format.md §7.1): a folder of entries, each a ModelProto
 // holding only devices, struct_types and one compiled tensor, its payload in an
 // external file at offset 0 (4096-aligned). Entries are published whole by
 // renaming a finished temporary folder, writers serialise on an advisory lock,
@@ -34,7 +34,7 @@ struct CacheKey {
   std::string format_version;
   std::string runtime;
   std::string runtime_version;
-  // For packs that read other initializers too (SPEC 4.5): every role's
+  // For packs that read other initializers too (format.md §4.5): every role's
   // content digest and every attribute, as text (Resolver::lineage_key);
   // empty for packs of their source alone, whose ids it leaves unchanged.
   std::string lineage;
@@ -72,7 +72,7 @@ class CacheStore {
   // invalid_argument). Takes the writers' lock, writes a temporary folder,
   // fsyncs, renames it into place (an existing entry wins), then evicts to the
   // bound.
-  // The entry records payload_digest (SPEC 4.6); an existing entry under the
+  // The entry records payload_digest (format.md §4.6); an existing entry under the
   // key that is damaged (unreadable, wrong size or digest, none recorded) is
   // replaced.
   Status publish(const CacheKey& key, std::string_view source_name, const onnx::DeviceProto& device,

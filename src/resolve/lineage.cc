@@ -1,4 +1,4 @@
-// Lineage checks and writer keys (SPEC 4.5). The resolver calls check_lineage
+// Lineage checks and writer keys (format.md §4.5). The resolver calls check_lineage
 // for each candidate that passed the primary digest; writers call lineage_props.
 #include "resolve/lineage.h"
 

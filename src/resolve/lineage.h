@@ -1,4 +1,4 @@
-// Lineage of packs derived from several initializers (SPEC 4.5): what a
+// Lineage of packs derived from several initializers (format.md §4.5): what a
 // consumer declares (its initializers by role, its attributes), how an entry
 // records it in metadata_props (lineage.<role>, lineage.<role>.digest,
 // attr.<name>), and the load-time check the resolver applies to each candidate.

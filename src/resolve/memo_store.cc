@@ -1,4 +1,4 @@
-// Memo store of source digests (SPEC 7.2). One small text record per key in
+// Memo store of source digests (format.md §7.2). One small text record per key in
 // the memo folder, written atomically; a record is trusted only for the exact
 // file identity and byte range, and only when taken at least the timestamp
 // granularity after the file's last change. Resolve layer.
@@ -25,7 +25,10 @@ namespace {
 constexpr int64_t kFineGranularityNs = 20'000'000;       // coarse kernel clock tick, with margin
 constexpr int64_t kCoarseGranularityNs = 2'000'000'000;  // FAT and whole-second file systems
 constexpr uint64_t kMaxRecordBytes = 64 * 1024;
-constexpr std::string_view kMagic = "onnx-prepack-memo 1";
+// Version 2 adds the `check` line: records are published without fsync
+// (base::Durability::kRebuildable), so a record torn by a power loss must be
+// recognised, and is, as "record is corrupt" (then the range is hashed again).
+constexpr std::string_view kMagic = "onnx-prepack-memo 2";
 
 int64_t now_ns() {
   timespec ts{};
@@ -77,6 +80,13 @@ bool parse_hex(std::string_view hex, uint8_t* out, size_t n) {
     out[i] = static_cast<uint8_t>(hi * 16 + lo);
   }
   return true;
+}
+
+// BLAKE3 of the record's text before its `check` line, in hex.
+std::string record_check(std::string_view text) {
+  const std::span<const uint8_t> part(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+  const digest::Digest d = digest::hash_bytes(digest::Algorithm::kBlake3, {&part, 1}, nullptr);
+  return base::hex_lower(d.data(), d.size());
 }
 
 std::string env_or_empty(const char* name) {
@@ -179,6 +189,12 @@ std::optional<digest::Digest> MemoStore::lookup(const MemoKey& key, std::string*
   if (!(rest >> word >> hex) || word != "digest") return fail("record is corrupt");
   digest::Digest d{};
   if (!parse_hex(hex, d.data(), d.size())) return fail("record is corrupt");
+  const size_t check_at = text.rfind("check ");
+  if (check_at == std::string::npos ||
+      text.compare(check_at, std::string::npos,
+                   "check " + record_check(text.substr(0, check_at)) + "\n") != 0) {
+    return fail("record is corrupt");
+  }
   const int64_t changed = std::max(key.file.mtime_ns, key.file.ctime_ns);
   const int64_t gran = granularity_ns(key);
   if (int64_t(stat_time) - changed < gran) {
@@ -222,8 +238,12 @@ Status MemoStore::record(const MemoKey& key, const digest::Digest& d) const {
   std::string text = key_text(key);
   text += "stat_time_ns " + std::to_string(key.stat_time_ns) + "\n";
   text += "digest " + base::hex_lower(d.data(), d.size()) + "\n";
+  text += "check " + record_check(text) + "\n";
+  // A lost record costs one hash; an fsync per record made the first load
+  // after a copy slower than `full` (docs/deploy.md).
   return base::write_file_atomically(record_path(key),
-                                     {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+                                     {reinterpret_cast<const uint8_t*>(text.data()), text.size()},
+                                     base::Durability::kRebuildable);
 }
 
 Status memo_record(const MemoStore& store, const format::Model& model, int init_index,

@@ -1,4 +1,4 @@
-// Memoised source digests (SPEC 7.2 `memo`): a digest recorded by this tool is
+// Memoised source digests (format.md §7.2 `memo`): a digest recorded by this tool is
 // trusted for the same file identity (device, inode, size, mtime_ns, ctime_ns)
 // and byte range, unless the record was taken less than the timestamp
 // granularity after the file's last change. Resolve layer.

@@ -1,4 +1,4 @@
-// Stable ids and descriptions of the miss reasons (SPEC 4.3). Resolve layer.
+// Stable ids and descriptions of the miss reasons (format.md §4.3). Resolve layer.
 #include "resolve/miss_reason.h"
 
 #include <array>

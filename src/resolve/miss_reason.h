@@ -1,4 +1,4 @@
-// The one catalogue of reasons why a compiled entry is not used (SPEC 4.3).
+// The one catalogue of reasons why a compiled entry is not used (format.md §4.3).
 // Ids are stable snake_case strings printed by `explain`, `--json` and
 // ONNX_PREPACK_VERBOSE=resolve; docs/cli.md lists them. Resolve layer.
 #pragma once
@@ -11,7 +11,7 @@ namespace onnx_prepack::resolve {
 // Per weight: the first group applies to the request as a whole; the others
 // to one candidate entry, in the order the resolver tests them.
 enum class MissReason {
-  // request-level (SPEC 4.3 rule 1)
+  // request-level (format.md §4.3 rule 1)
   kNotFound,            // "not_found": no compiled entry names this source (or no such initializer)
   kDuplicateSource,     // "duplicate_source": the name resolves to several top-level initializers
   kOverriddenByInput,   // "overridden_by_input": a graph input of that name is fed in this run
@@ -32,7 +32,7 @@ enum class MissReason {
   kUnverifiablePayload,  // "unverifiable_payload": no payload_digest, policy full/memo (4.6)
   kCorruptPayload,       // "corrupt_payload": payload bytes differ from payload_digest (4.6)
   kLineageMismatch,      // "lineage_mismatch": a lineage name, role or attribute differs (4.5)
-  kNotPreferred,         // "not_preferred": usable, but another entry won (SPEC 6 preference)
+  kNotPreferred,         // "not_preferred": usable, but another entry won (format.md §6 preference)
 };
 
 std::string_view miss_reason_id(MissReason r);

@@ -167,10 +167,31 @@ digest::Digest set_payload_digest(onnx::CompiledTensorProto& entry,
   return inner;
 }
 
+PayloadHash hash_payload(std::span<const uint8_t> payload, digest::Algorithm algorithm,
+                         const MemoStore* memo, const PayloadLocation& where,
+                         base::ThreadPool* pool) {
+  PayloadHash h;
+  if (memo != nullptr) {
+    // The identity is taken before hashing: a change during hashing alters it.
+    h.memo_key = payload_memo_key(where, algorithm);
+    if (h.memo_key) {
+      if (std::optional<digest::Digest> d = memo->lookup(*h.memo_key, nullptr)) {
+        h.inner = *d;
+        h.memo_used = true;
+        return h;
+      }
+    }
+  }
+  h.inner = digest::hash_bytes(algorithm, {&payload, 1}, pool);
+  h.bytes_hashed = payload.size();
+  return h;
+}
+
 PayloadCheck check_payload(const onnx::CompiledTensorProto& entry,
                            const onnx::StructTypeProto* type, std::span<const uint8_t> payload,
                            bool hash, const MemoStore* memo, const PayloadLocation& where,
-                           base::ThreadPool* pool, std::string_view context) {
+                           base::ThreadPool* pool, std::string_view context,
+                           const PayloadHash* hashed) {
   PayloadCheck out;
   if (!hash) {
     out.verdict = PayloadVerdict::kUnchecked;
@@ -203,23 +224,18 @@ PayloadCheck check_payload(const onnx::CompiledTensorProto& entry,
     const digest::Digest d = bound_payload_digest(*alg, binding, inner);
     return base::hex_lower(d.data(), d.size());
   };
-  std::optional<MemoKey> key;
-  if (memo != nullptr) {
-    key = payload_memo_key(where, *alg);
-    if (key) {
-      if (std::optional<digest::Digest> d = memo->lookup(*key, nullptr)) {
-        if (bound_hex(*d) == recorded) {
-          out.memo_used = true;
-          out.inner = *d;
-          return out;
-        }
-      }
-    }
+  PayloadHash h = hashed != nullptr ? *hashed : hash_payload(payload, *alg, memo, where, pool);
+  out.bytes_hashed += h.bytes_hashed;
+  if (h.memo_used && bound_hex(h.inner) != recorded) {
+    // A record for this range that the entry does not match: hash the bytes themselves.
+    std::optional<MemoKey> key = std::move(h.memo_key);
+    h = hash_payload(payload, *alg, nullptr, where, pool);
+    h.memo_key = std::move(key);
+    out.bytes_hashed += h.bytes_hashed;
   }
-  const digest::Digest d = digest::hash_bytes(*alg, {&payload, 1}, pool);
-  out.bytes_hashed = payload.size();
-  out.inner = d;
-  const std::string now = bound_hex(d);
+  out.memo_used = h.memo_used;
+  out.inner = h.inner;
+  const std::string now = bound_hex(h.inner);
   if (now != recorded) {
     out.verdict = PayloadVerdict::kCorrupt;
     out.detail = ctx + ": payload digest " + now.substr(0, 16) +
@@ -227,7 +243,9 @@ PayloadCheck check_payload(const onnx::CompiledTensorProto& entry,
                  "... (payload bytes, or the source, format, dims or lineage it was written for)";
     return out;
   }
-  if (key) (void)memo->record(*key, d);  // best effort, like source records
+  if (memo != nullptr && h.memo_key && !h.memo_used) {
+    (void)memo->record(*h.memo_key, h.inner);  // best effort, like source records
+  }
   return out;
 }
 

@@ -1,4 +1,4 @@
-// Payload integrity (SPEC 4.6, bound as docs/loading.md decides): every entry
+// Payload integrity (format.md §4.6, bound as docs/loading.md decides): every entry
 // we write records `payload_digest`, the lower-case hex of
 //   H("onnx-prepack-payload-v1" 0x00 || binding || H(payload bytes as stored))
 // under the entry's digest_algorithm, where the binding names the source digest,
@@ -76,14 +76,30 @@ struct PayloadCheck {
   }
 };
 
-// Applies SPEC 4.6 under a policy: `hash` = false is `off` (kUnchecked, even
+// H(payload), the inner digest a check compares: a trusted memo record of
+// `where` when `memo` is non-null and has one, else hashed on `pool`. Writes no
+// record: check_payload does, once the bound digest matched.
+struct PayloadHash {
+  digest::Digest inner{};
+  uint64_t bytes_hashed = 0;
+  bool memo_used = false;
+  std::optional<MemoKey> memo_key;  // where a record goes (memo on, file unchanged since mapping)
+};
+PayloadHash hash_payload(std::span<const uint8_t> payload, digest::Algorithm algorithm,
+                         const MemoStore* memo, const PayloadLocation& where,
+                         base::ThreadPool* pool);
+
+// Applies format.md §4.6 under a policy: `hash` = false is `off` (kUnchecked, even
 // without a digest); `memo` non-null trusts (and writes) a memo record for
 // `where`. `context` names the entry in details.
-// `type` is the entry's resolved struct type (null: unverifiable).
+// `type` is the entry's resolved struct type (null: unverifiable). `hashed`:
+// hash_payload's result taken ahead (the resolver hashes payloads in parallel
+// before resolving), used instead of hashing again.
 PayloadCheck check_payload(const onnx::CompiledTensorProto& entry,
                            const onnx::StructTypeProto* type, std::span<const uint8_t> payload,
                            bool hash, const MemoStore* memo, const PayloadLocation& where,
-                           base::ThreadPool* pool, std::string_view context);
+                           base::ThreadPool* pool, std::string_view context,
+                           const PayloadHash* hashed = nullptr);
 
 // For writers copying an existing entry of `model`: false when it records a
 // payload_digest that `payload` does not match (the entry is dropped, so

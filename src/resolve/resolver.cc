@@ -1,4 +1,4 @@
-// The resolver (SPEC 4.3, 6, 7.2): per pack request, every candidate entry is
+// The resolver (format.md §4.3, 6, 7.2): per pack request, every candidate entry is
 // tested rule by rule, cheap rules first and the digest last, so a load hashes
 // a source only when some entry for it could otherwise be used. Resolve layer.
 #include "resolve/resolver.h"
@@ -121,7 +121,14 @@ void Resolver::index_diagnostics() {
 Result<digest::Digest> Resolver::source_digest(const onnx::TensorProto& source, int init_index,
                                                digest::Algorithm algorithm, Resolution& out) {
   const auto cache_key = std::make_pair(source.name(), static_cast<int>(algorithm));
-  if (auto it = digests_.find(cache_key); it != digests_.end()) return it->second;
+  if (auto it = digests_.find(cache_key); it != digests_.end()) {
+    if (auto p = prefetched_sources_.find(cache_key); p != prefetched_sources_.end()) {
+      out.bytes_hashed += p->second.bytes_hashed;  // the totals have it already
+      out.memo_used = out.memo_used || p->second.memo_used;
+      prefetched_sources_.erase(p);
+    }
+    return it->second;
+  }
   std::optional<MemoKey> memo_key;
   if (memo_) {
     // The identity is taken before hashing: a change during hashing alters it.
@@ -154,6 +161,10 @@ Resolution Resolver::resolve(const PackRequest& request) {
     const char* v = std::getenv("ONNX_PREPACK_VERBOSE");
     return v != nullptr && std::string_view(v).find("resolve") != std::string_view::npos;
   }();
+  if (!prefetched_) {
+    prefetched_ = true;
+    if (options_.verify != VerifyPolicy::kOff) prefetch_digests();
+  }
   Resolution res = resolve_rules(request);
   if (verbose) {
     if (res.is_hit()) {
@@ -424,7 +435,7 @@ Resolver::Survivor* Resolver::choose_by_digest(const PackRequest& request,
         continue;
       }
     }
-    if (request.lineage) {  // SPEC 4.5: every other source and attribute
+    if (request.lineage) {  // format.md §4.5: every other source and attribute
       auto bad = check_lineage(
           *request.lineage, ct, model_, options_.verify != VerifyPolicy::kOff,
           [&](const onnx::TensorProto& t, int i) { return source_digest(t, i, s.algorithm, out); });

@@ -1,8 +1,8 @@
-// The resolver: applies the loading rules of SPEC 4.3 to one consumer's pack
+// The resolver: applies the loading rules of format.md §4.3 to one consumer's pack
 // request and returns a hit (entry + payload span, no copy for external
 // payloads) or a miss with a reason from miss_reason.h. It knows no concrete
-// format: the pack layer supplies the acceptable formats. Resolve layer; SPEC
-// 4.3, 6, 7.
+// format: the pack layer supplies the acceptable formats. Resolve layer;
+// format.md §4.3, §6, §7.
 #pragma once
 
 #include <cstdint>
@@ -26,10 +26,11 @@
 #include "resolve/lineage.h"
 #include "resolve/memo_store.h"
 #include "resolve/miss_reason.h"
+#include "resolve/payload_check.h"
 
 namespace onnx_prepack::resolve {
 
-// SPEC 7.2 (the engine's typed option, include/onnx_prepack/options.hpp).
+// format.md §7.2 (the engine's typed option, include/onnx_prepack/options.hpp).
 using onnx_prepack::verify_policy_from_name;
 using onnx_prepack::verify_policy_name;
 using onnx_prepack::VerifyPolicy;
@@ -51,7 +52,7 @@ struct AcceptableFormat {
 struct PackRequest {
   std::string source_name;
   std::vector<AcceptableFormat> formats;
-  // Set for packs that read other initializers too (SPEC 4.5; lineage.h).
+  // Set for packs that read other initializers too (format.md §4.5; lineage.h).
   std::optional<LineageRequest> lineage = std::nullopt;
 };
 
@@ -165,7 +166,7 @@ class Resolver {
     Hit hit;
   };
 
-  // The rules of SPEC 4.3, one function per group, in the order they apply.
+  // The rules of format.md §4.3, one function per group, in the order they apply.
   Resolution resolve_rules(const PackRequest& request);
   bool request_rules(const PackRequest& request, Resolution& out, int& init_index);
   std::optional<Survivor> examine_entry(const PackRequest& request, const onnx::TensorProto& source,
@@ -192,10 +193,16 @@ class Resolver {
   // a stored lineage-bound pack is found only for equal inputs. Fails when a
   // role's initializer is missing, duplicated, fed or unreadable.
   Result<std::string> lineage_key(const PackRequest& request, Resolution& out);
-  // SPEC 4.6 on the payload of a candidate about to be chosen (resolver_payload.cc):
+  // format.md §4.6 on the payload of a candidate about to be chosen (resolver_payload.cc):
   // false after marking `c` corrupt_payload / unverifiable_payload.
   bool payload_ok(const onnx::CompiledTensorProto& entry, const Hit& hit, const std::string& name,
                   CandidateDecision& c, Resolution& out);
+  PayloadLocation payload_location(const Hit& hit, const std::string& name) const;
+  // Before the first resolve() under `full` or `memo` (resolver_prefetch.cc):
+  // hashes the sources and payloads of every entry made for this host, many at
+  // once on the pool, so that hashing runs at the machine's all-core rate
+  // instead of one tensor at a time; resolve() then consumes the results.
+  void prefetch_digests();
 
   const format::Model& model_;
   device::HostDescription host_;
@@ -207,6 +214,15 @@ class Resolver {
   std::multimap<std::string, int, std::less<>> entries_by_source_;
   // (source name, algorithm) -> digest already computed in this load.
   std::map<std::pair<std::string, int>, digest::Digest> digests_;
+  // What prefetch_digests hashed (or found memoised) that no resolution has
+  // reported yet: its bytes and memo use go to the first resolution using it.
+  struct Prefetched {
+    uint64_t bytes_hashed = 0;
+    bool memo_used = false;
+  };
+  std::map<std::pair<std::string, int>, Prefetched> prefetched_sources_;
+  std::map<int, PayloadHash> prefetched_payloads_;  // by compiled_tensors index
+  bool prefetched_ = false;
   ResolverTotals totals_;
 };
 

@@ -1,12 +1,11 @@
-// The resolver's payload-integrity rule (SPEC 4.6), kept apart from the
+// The resolver's payload-integrity rule (format.md §4.6), kept apart from the
 // loading rules of resolver.cc. Resolve layer.
 #include "resolve/payload_check.h"
 #include "resolve/resolver.h"
 
 namespace onnx_prepack::resolve {
 
-bool Resolver::payload_ok(const onnx::CompiledTensorProto& entry, const Hit& hit,
-                          const std::string& name, CandidateDecision& c, Resolution& out) {
+PayloadLocation Resolver::payload_location(const Hit& hit, const std::string& name) const {
   PayloadLocation where;
   where.name = name;
   where.length = hit.payload.size();
@@ -28,11 +27,24 @@ bool Resolver::payload_ok(const onnx::CompiledTensorProto& entry, const Hit& hit
     where.identity = model_.identity();
     where.length = model_.identity().size;
   }
+  return where;
+}
+
+bool Resolver::payload_ok(const onnx::CompiledTensorProto& entry, const Hit& hit,
+                          const std::string& name, CandidateDecision& c, Resolution& out) {
+  const PayloadLocation where = payload_location(hit, name);
+  const PayloadHash* ahead = nullptr;
+  if (auto it = prefetched_payloads_.find(hit.entry); it != prefetched_payloads_.end()) {
+    ahead = &it->second;
+  }
+  // prefetch_digests counted its own bytes in the totals; they count once in a resolution.
+  const uint64_t ahead_bytes = ahead != nullptr ? ahead->bytes_hashed : 0;
   const PayloadCheck pc =
       check_payload(entry, hit.type, hit.payload, options_.verify != VerifyPolicy::kOff,
-                    memo_.get(), where, options_.pool, name);
+                    memo_.get(), where, options_.pool, name, ahead);
+  if (ahead != nullptr) prefetched_payloads_.erase(hit.entry);
   out.bytes_hashed += pc.bytes_hashed;
-  totals_.bytes_hashed += pc.bytes_hashed;
+  totals_.bytes_hashed += pc.bytes_hashed - ahead_bytes;
   if (pc.memo_used) out.memo_used = true;
   if (pc.usable()) return true;
   c.usable = false;

@@ -104,7 +104,7 @@ class HalfKernel final : public Kernel {
       if (out[size_t(s.index)] != nullptr) out[size_t(s.index)] = buf + at;
       at += size_t(s.count);
     }
-    inner_->run(KernelIO{in, out, io.pool, io.workspace, io.status});
+    inner_->run(KernelIO{in, out, io.pool, io.workspace, io.status, io.limits});
     for (size_t i = 0; i < outs_.size(); ++i) {
       const Slot& s = outs_[i];
       if (io.out[size_t(s.index)] == nullptr) continue;

@@ -137,6 +137,12 @@ Result<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
     }
     out[i] = da == 1 ? db : da;
   }
+  // Each operand is a checked shape, but their broadcast ([2^32, 1] with
+  // [1, 2^32]) may not be: every caller takes its element count.
+  if (!checked_product(out)) {
+    return invalid_argument("shapes " + shape_string(a) + " and " + shape_string(b) +
+                            " broadcast to " + shape_string(out) + ", past 2^62 elements");
+  }
   return out;
 }
 

@@ -14,9 +14,12 @@
 #include "base/thread_pool.h"
 #include "onnx_prepack.pb.h"
 #include "onnx_prepack/status.h"
+#include "runtime/checked_math.h"  // every builder computes sizes with it
 #include "runtime/tensor.h"
 
 namespace onnx_prepack::runtime {
+
+class RunLimits;  // runtime/run_limits.h
 
 // Scratch memory owned by a session and reused across kernels and runs: one
 // growable 64-byte aligned buffer per pool worker (worker 0 is the thread that
@@ -53,6 +56,9 @@ struct KernelIO {
   // subgraph that fails, an If branch that could not be planned for these
   // shapes); the session stops the run and returns it. Null: not reported.
   Status* status = nullptr;
+  // The run's deadline and terminate flag (run_limits.h); null: none. Kernels
+  // that run a subgraph pass it on; the long ones poll it (work_budget.h).
+  const RunLimits* limits = nullptr;
 };
 
 // Records `s` as the run's failure (the first one wins).
@@ -146,6 +152,10 @@ class BuildContext {
   const ValueDesc& implicit_input(int i) const { return *implicit_[size_t(i)]; }
   void set_subgraph_env(const SubgraphEnv* env) { env_ = env; }
   const SubgraphEnv* subgraph_env() const { return env_; }
+  // The limits of the run that is planning (null: none): work a builder does
+  // now (a Loop run at plan time) checks them as a kernel would.
+  void set_limits(const RunLimits* limits) { limits_ = limits; }
+  const RunLimits* limits() const { return limits_; }
 
   // Required input, with a clear error when missing.
   Result<const ValueDesc*> require_input(int i) const;
@@ -215,6 +225,7 @@ class BuildContext {
   WeightPreparer* weights_;
   std::vector<const ValueDesc*> implicit_;
   const SubgraphEnv* env_ = nullptr;
+  const RunLimits* limits_ = nullptr;
   std::vector<Output> outputs_;
   std::vector<std::pair<int, int>> alias_;
   mutable bool needed_unknown_value_ = false;

@@ -4,6 +4,7 @@
 
 #include "base/atomic_file.h"
 #include "base/mapped_file.h"
+#include "runtime/checked_math.h"
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -127,7 +128,12 @@ Result<HostTensor> parse_npy(std::string_view b, const std::string& ctx) {
     p = q;
   }
   size_t data_at = hstart + hlen;
-  uint64_t need = uint64_t(shape_numel(shape)) * dtype_size(dtype);
+  // Each dim is at most 2^40 but their product is the file's to choose.
+  const std::optional<int64_t> count = checked_product(shape);
+  if (!count) return invalid_argument(ctx + ": shape " + shape_string(shape) + " overflows");
+  const std::optional<uint64_t> need_bytes = checked_mul(uint64_t(*count), dtype_size(dtype));
+  if (!need_bytes) return invalid_argument(ctx + ": shape " + shape_string(shape) + " overflows");
+  const uint64_t need = *need_bytes;
   if (b.size() - data_at != need) {
     return invalid_argument(ctx + ": holds " + std::to_string(b.size() - data_at) +
                             " data bytes, " + dtype_name(dtype) + shape_string(shape) + " needs " +

@@ -1,4 +1,4 @@
-// The WeightPreparer that goes through the resolver (SPEC 4.3, 7): for every
+// The WeightPreparer that goes through the resolver (format.md §4.3, 7): for every
 // constant weight a pack family takes it asks for the formats the family's
 // kernels read on this host; a hit uses the mapped payload in place, a miss
 // packs now (and, when the resolver has a writable cache store, persists the

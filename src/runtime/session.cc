@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "runtime/activity.h"
 #include "runtime/constants.h"
 #include "runtime/half_adapter.h"
 #include "runtime/legacy_opset.h"
@@ -252,7 +253,14 @@ int Session::add_value(const std::string& name) {
   return id;
 }
 
-Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds) {
+Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds,
+                                  const RunLimits* limits) {
+  // Cleared on every return: the pointer is the caller's, for this call only.
+  struct ClearLimits {
+    const RunLimits*& p;
+    ~ClearLimits() { p = nullptr; }
+  } clear{plan_limits_};
+  plan_limits_ = limits;
   reset_plan();
   OP_RETURN_IF_ERROR(bind_feeds(feeds));
   OP_RETURN_IF_ERROR(bind_initializers());
@@ -260,7 +268,14 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds) {
   for (int ni : order_) {
     if (!live[size_t(ni)]) continue;
     bool needs_value = false;
-    Status st = build_node(ni, needs_value);
+    const ActivityNote note("planning", graph_->node(ni));
+    Status st;
+    if (limits != nullptr && limits->active() && limits->stop_now()) {
+      st = limits->stop_status("planning node '" + graph_->node(ni).name() + "' (" +
+                               graph_->node(ni).op_type() + ")");
+    } else {
+      st = build_node(ni, needs_value);
+    }
     if (st.ok()) continue;
     bool unpinned = false;
     for (const auto& [name, feed] : feeds) unpinned = unpinned || feed.value == nullptr;
@@ -268,7 +283,18 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds) {
     if (needs_value && unpinned) return PlanOutcome::kNeedsInputValues;
     return st;
   }
+  // A builder may have met the deadline and taken its error for a branch
+  // that cannot be planned (If): a plan made past the deadline is not kept.
+  if (Status st = check_limits(limits, "planning graph '" + graph_->name() + "'"); !st.ok()) {
+    reset_plan();
+    return st;
+  }
   fuse_pointwise();
+  for (Step& st : steps_) {
+    st.empty = !st.out.empty() && std::all_of(st.out.begin(), st.out.end(), [&](int id) {
+      return id < 0 || shape_numel(values_[size_t(id)].desc.shape) == 0;
+    });
+  }
   compute_lifetimes();
   OP_RETURN_IF_ERROR(place_arena());
   stats_.kernels = steps_.size();
@@ -412,6 +438,7 @@ Status Session::build_node(int ni, bool& needs_value) {
   BuildContext ctx(node, opset_, descs, options_.weights);
   ctx.set_implicit_inputs(std::move(implicit));
   ctx.set_subgraph_env(env_.get());
+  ctx.set_limits(plan_limits_);
   OP_RETURN_IF_ERROR(ctx.attr_status());           // an attribute name given twice
   auto built = build_with_half_adapter(*op, ctx);  // half_adapter.h: 16-bit floats through float
   // An attribute of the wrong type was not read (its default stood in): that
@@ -485,7 +512,7 @@ Status Session::build_node(int ni, bool& needs_value) {
                    dtype_size(values_[size_t(id)].desc.dtype);
   }
   if (all_known && int64_t(out_bytes) <= options_.fold_limit_bytes) {
-    return fold(*kernel, in_ids, out_ids);
+    return fold(*kernel, in_ids, out_ids, ctx.where());
   }
   Step step;
   step.node = ni;
@@ -505,7 +532,7 @@ Status Session::build_node(int ni, bool& needs_value) {
 
 // Runs a kernel whose inputs are all known now; its outputs become constants.
 Status Session::fold(Kernel& kernel, const std::vector<int>& in_ids,
-                     const std::vector<int>& out_ids) {
+                     const std::vector<int>& out_ids, const std::string& where) {
   std::vector<void*> ip, op_ptrs;
   for (int id : in_ids) {
     ip.push_back(id < 0 ? nullptr : const_cast<void*>(values_[size_t(id)].constant->data()));
@@ -516,12 +543,17 @@ Status Session::fold(Kernel& kernel, const std::vector<int>& in_ids,
       continue;
     }
     Value& v = values_[size_t(id)];
-    OP_ASSIGN_OR_RETURN(v.constant, HostTensor::try_allocate(v.desc.dtype, v.desc.shape,
-                                                             "folded output '" + v.name + "'"));
+    OP_ASSIGN_OR_RETURN(v.constant,
+                        HostTensor::try_allocate(v.desc.dtype, v.desc.shape,
+                                                 where + ": folded output '" + v.name + "'"));
     op_ptrs.push_back(v.constant->mutable_data());
   }
   Status failure;
-  kernel.run(KernelIO{ip, op_ptrs, options_.pool, &workspace_, &failure});
+  // Empty outputs: nothing to compute (as Step::empty).
+  const bool empty = std::all_of(out_ids.begin(), out_ids.end(), [&](int id) {
+    return id < 0 || shape_numel(values_[size_t(id)].desc.shape) == 0;
+  });
+  if (!empty) kernel.run(KernelIO{ip, op_ptrs, options_.pool, &workspace_, &failure, plan_limits_});
   OP_RETURN_IF_ERROR(failure);
   ++stats_.folded;
   return ok_status();
@@ -660,6 +692,39 @@ uint64_t place_in_step_order(std::vector<ArenaBlock>& blocks) {
   return arena;
 }
 
+// Where the arena's values weigh most, for its allocation errors: the step at
+// which the most bytes are live, its node, and the largest value live there.
+std::string arena_peak(const std::vector<ArenaBlock>& blocks,
+                       const std::vector<Session::Step>& steps,
+                       const std::vector<Session::Value>& values, const onnx::GraphProto& graph) {
+  if (blocks.empty() || steps.empty()) return "no intermediate values";
+  std::vector<int64_t> delta(steps.size() + 1, 0);  // bytes that begin (end) living at a step
+  for (const ArenaBlock& b : blocks) {
+    delta[size_t(std::clamp(b.first, 0, int(steps.size())))] += int64_t(b.size);
+    delta[size_t(std::clamp(b.last + 1, 0, int(steps.size())))] -= int64_t(b.size);
+  }
+  std::vector<uint64_t> live(steps.size(), 0);
+  int64_t now = 0;
+  for (size_t t = 0; t < steps.size(); ++t) live[t] = uint64_t(now += delta[t]);
+  const size_t peak = size_t(std::max_element(live.begin(), live.end()) - live.begin());
+  const ArenaBlock* largest = nullptr;
+  size_t count = 0;
+  for (const ArenaBlock& b : blocks) {
+    if (std::max(b.first, 0) > int(peak) || b.last < int(peak)) continue;
+    ++count;
+    if (largest == nullptr || b.size > largest->size) largest = &b;
+  }
+  const onnx::NodeProto& n = graph.node(steps[peak].node);
+  std::string s = "at node '" + n.name() + "' (" + n.op_type() + "), step " +
+                  std::to_string(peak + 1) + " of " + std::to_string(steps.size()) + ", " +
+                  std::to_string(count) + " values hold " + std::to_string(live[peak]) + " bytes";
+  if (largest != nullptr) {
+    s += ", the largest '" + values[size_t(largest->id)].name + "' " +
+         std::to_string(largest->size) + " bytes";
+  }
+  return s;
+}
+
 }  // namespace
 
 // Two placements: greedy by size where its cost (the sum over steps of the
@@ -697,11 +762,19 @@ Status Session::place_arena() {
     }
   }
   stats_.arena_bytes = arena;
-  OP_ASSIGN_OR_RETURN(arena_reserved_,
-                      reserve_memory(arena, "plan: the arena of the graph's intermediate values"));
+  auto reserved = reserve_memory(arena, "plan: the arena of the graph's intermediate values");
+  if (!reserved.ok()) {  // the peak is described only then: it walks every block
+    return resource_exhausted(reserved.status().message() + " (" +
+                              arena_peak(blocks, steps_, values_, *graph_) + ")");
+  }
+  arena_reserved_ = std::move(*reserved);
   arena_ = std::aligned_alloc(64, std::max<uint64_t>(64, arena));
-  if (arena_ == nullptr)
-    return resource_exhausted("plan: cannot allocate the " + std::to_string(arena) + "-byte arena");
+  if (arena_ == nullptr) {
+    return resource_exhausted("plan: cannot allocate the " + std::to_string(arena) +
+                              "-byte arena of the graph's intermediate values (" +
+                              arena_peak(blocks, steps_, values_, *graph_) + "; memory budget " +
+                              std::to_string(memory_budget_bytes()) + " bytes)");
+  }
   for (const ArenaBlock& b : blocks)
     values_[size_t(b.id)].ptr = static_cast<uint8_t*>(arena_) + b.offset;
   for (Value& v : values_) {
@@ -715,7 +788,39 @@ Status Session::place_arena() {
   return ok_status();
 }
 
-Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>& inputs) {
+std::string Session::step_where(const Step& step) const {
+  const auto& n = graph_->node(step.node);
+  return "node '" + n.name() + "' (" + n.op_type() + ")";
+}
+
+// The message of a stopped run names the node that was about to run; a
+// failure a kernel reports is returned as it is.
+Status Session::run_steps(const RunLimits* limits) {
+  Status failure;
+  for (const Step& st : steps_) {
+    if (st.empty) continue;  // every output has no element: nothing to compute
+    if (limits != nullptr && limits->active() && limits->stop_now())
+      return limits->stop_status(step_where(st));
+    const KernelIO io{st.in_ptr, st.out_ptr, options_.pool, &workspace_, &failure, limits};
+    const ActivityNote note("running", graph_->node(st.node));
+    if (profile_ == nullptr) {
+      st.kernel->run(io);
+      OP_RETURN_IF_ERROR(failure);
+      continue;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    st.kernel->run(io);
+    OP_RETURN_IF_ERROR(failure);
+    OpProfile& p = (*profile_)[st.label ? st.label : graph_->node(st.node).op_type()];
+    p.ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    ++p.calls;
+  }
+  return ok_status();
+}
+
+Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>& inputs,
+                                             const RunLimits* limits) {
   if (arena_ == nullptr) return invalid_argument("run: no plan (call plan() first)");
   for (const auto& [name, id] : fed_values_) {
     auto it = inputs.find(name);
@@ -743,28 +848,16 @@ Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>
     if (it->second.nbytes()) std::memcpy(v.ptr, it->second.data, it->second.nbytes());
     if (v.desc.dtype == kBool) canonicalize_bools(v.ptr, it->second.nbytes());
   }
-  Status failure;
-  if (profile_ == nullptr) {
-    for (const Step& st : steps_) {
-      st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_, &failure});
-      OP_RETURN_IF_ERROR(failure);
-    }
-  } else {
-    for (const Step& st : steps_) {
-      const auto t0 = std::chrono::steady_clock::now();
-      st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_, &failure});
-      OP_RETURN_IF_ERROR(failure);
-      OpProfile& p = (*profile_)[st.label ? st.label : graph_->node(st.node).op_type()];
-      p.ms +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      ++p.calls;
-    }
-  }
+  OP_RETURN_IF_ERROR(run_steps(limits));
   std::vector<HostTensor> outs;
   for (int id : output_values_) {
     const Value& v = values_[size_t(id)];
-    OP_ASSIGN_OR_RETURN(auto t, HostTensor::try_allocate(v.desc.dtype, v.desc.shape,
-                                                         "output '" + v.desc.name + "'"));
+    std::string what = "output '" + v.desc.name + "'";
+    if (v.def >= 0 && size_t(v.def) < steps_.size()) {  // name the node that wrote it
+      const onnx::NodeProto& n = graph_->node(steps_[size_t(v.def)].node);
+      what = "node '" + n.name() + "' (" + n.op_type() + "): " + what;
+    }
+    OP_ASSIGN_OR_RETURN(auto t, HostTensor::try_allocate(v.desc.dtype, v.desc.shape, what));
     if (t.nbytes()) std::memcpy(t.mutable_data(), v.ptr, t.nbytes());
     outs.push_back(std::move(t));
   }
@@ -780,7 +873,8 @@ std::vector<Session::PlannedOutput> Session::planned_outputs() const {
   return outs;
 }
 
-Status Session::run_bound(std::span<const void* const> inputs, std::span<void* const> outputs) {
+Status Session::run_bound(std::span<const void* const> inputs, std::span<void* const> outputs,
+                          const RunLimits* limits) {
   if (arena_ == nullptr) return invalid_argument("run: no plan (call plan() first)");
   for (size_t i = 0; i < inputs_.size() && i < inputs.size(); ++i) {
     auto it = fed_values_.find(inputs_[i].name);
@@ -791,11 +885,7 @@ Status Session::run_bound(std::span<const void* const> inputs, std::span<void* c
     if (v.ptr != inputs[i]) std::memcpy(v.ptr, inputs[i], bytes);
     if (v.desc.dtype == kBool) canonicalize_bools(v.ptr, bytes);  // arena memory, ours
   }
-  Status failure;
-  for (const Step& st : steps_) {
-    st.kernel->run(KernelIO{st.in_ptr, st.out_ptr, options_.pool, &workspace_, &failure});
-    OP_RETURN_IF_ERROR(failure);
-  }
+  OP_RETURN_IF_ERROR(run_steps(limits));
   for (size_t i = 0; i < output_values_.size() && i < outputs.size(); ++i) {
     const Value& v = values_[size_t(output_values_[i])];
     size_t bytes = size_t(shape_numel(v.desc.shape)) * dtype_size(v.desc.dtype);

@@ -16,6 +16,7 @@
 #include "format/model.h"
 #include "runtime/kernel.h"
 #include "runtime/memory_account.h"
+#include "runtime/run_limits.h"
 #include "runtime/tensor.h"
 #include "runtime/weights.h"
 
@@ -82,12 +83,19 @@ class Session {
     // initializer), offered to the weight preparer like an initializer.
     bool is_initializer = false;
   };
-  Result<PlanOutcome> plan(const std::map<std::string, Feed>& feeds);
+  // `limits` (may be null) bound the work planning does on the run's behalf
+  // (folding, Loops run at plan time).
+  Result<PlanOutcome> plan(const std::map<std::string, Feed>& feeds,
+                           const RunLimits* limits = nullptr);
   const PlanStats& stats() const { return stats_; }
 
   // Runs the plan. `inputs` holds one tensor per fed name, with the planned
-  // type and shape. Outputs follow output_names().
-  Result<std::vector<HostTensor>> run(const std::map<std::string, Tensor>& inputs);
+  // type and shape. Outputs follow output_names(). With `limits`, a run past
+  // its deadline or terminated stops before its next node (or sooner, inside
+  // a body or a long kernel) with kDeadlineExceeded / kCancelled; nothing of
+  // a stopped run is kept, so the next run starts afresh.
+  Result<std::vector<HostTensor>> run(const std::map<std::string, Tensor>& inputs,
+                                      const RunLimits* limits = nullptr);
 
   // A subgraph (If/Loop/Scan body) of `model` as a session of its own
   // (options.weights, when set, prepares its constant B weights). `inputs` are the subgraph's
@@ -105,7 +113,8 @@ class Session {
   // Runs the plan with one pointer per inputs() entry (pinned and unused ones
   // are not read) and copies output i to outputs[i] (skipped when null).
   // Buffers must hold the planned types and shapes; outputs may alias inputs.
-  Status run_bound(std::span<const void* const> inputs, std::span<void* const> outputs);
+  Status run_bound(std::span<const void* const> inputs, std::span<void* const> outputs,
+                   const RunLimits* limits = nullptr);
 
   struct Value;
   struct Step;
@@ -127,11 +136,16 @@ class Session {
   // One node: a step, a folded constant, or values described without a kernel.
   // Sets `needs_value` when its kernel needs an unknown value.
   Status build_node(int node_index, bool& needs_value);
-  Status fold(Kernel& kernel, const std::vector<int>& in_ids, const std::vector<int>& out_ids);
+  // `where` names the node ("node 'n' (Op)") in its allocation errors.
+  Status fold(Kernel& kernel, const std::vector<int>& in_ids, const std::vector<int>& out_ids,
+              const std::string& where);
   // Replaces runs of elementwise steps with fused kernels (session_fusion.cc).
   void fuse_pointwise();
   void compute_lifetimes();
   Status place_arena();
+  // Runs every step in order, checking `limits` before each.
+  Status run_steps(const RunLimits* limits);
+  std::string step_where(const Step& step) const;
 
   std::shared_ptr<const format::Model> model_;
   const onnx::GraphProto* graph_ = nullptr;                // the model's graph or a subgraph of it
@@ -148,6 +162,7 @@ class Session {
   std::vector<int> output_values_;
   std::map<std::string, int> fed_values_;
   std::map<std::string, Feed> planned_feeds_;
+  const RunLimits* plan_limits_ = nullptr;  // during plan() only
   void* arena_ = nullptr;
   MemoryReservation arena_reserved_;  // the arena's bytes against the memory budget
   // ONNX_PREPACK_PROFILE=1: wall ms and calls per op type, printed to stderr

@@ -32,6 +32,9 @@ struct Session::Step {
   std::vector<int> in, out;  // value ids, -1 for absent
   std::vector<void*> in_ptr, out_ptr;
   const char* label = nullptr;  // the profile's name for it; null: the node's op type
+  // Every output holds zero elements: nothing to write, so the kernel is not
+  // run (its outer loop may still count 2^40 rows of an empty axis).
+  bool empty = false;
 };
 
 }  // namespace onnx_prepack::runtime

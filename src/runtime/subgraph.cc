@@ -137,7 +137,7 @@ Result<std::unique_ptr<Subgraph>> Subgraph::plan(const BuildContext& ctx,
   }
   auto session = Session::create_subgraph(env->model, graph, env->opset, inputs, options);
   if (!session.ok()) return session.status().with_context(where);
-  auto outcome = (*session)->plan(feeds);
+  auto outcome = (*session)->plan(feeds, ctx.limits());
   if (!outcome.ok()) return outcome.status().with_context(where);
   if (*outcome == PlanOutcome::kNeedsInputValues) {
     return ctx.needs_value(where +
@@ -151,11 +151,11 @@ Result<std::unique_ptr<Subgraph>> Subgraph::plan(const BuildContext& ctx,
 }
 
 Status Subgraph::run(std::span<const void* const> formal, std::span<const void* const> outer,
-                     std::span<void* const> outputs) const {
+                     std::span<void* const> outputs, const RunLimits* limits) const {
   for (size_t i = 0; i < formal_count_; ++i) bound_[i] = formal[i];
   for (size_t j = 0; j < outer_slot_.size(); ++j)
     bound_[formal_count_ + j] = outer[size_t(outer_slot_[j])];
-  return session_->run_bound(bound_, outputs);
+  return session_->run_bound(bound_, outputs, limits);
 }
 
 }  // namespace onnx_prepack::runtime

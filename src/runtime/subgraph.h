@@ -51,8 +51,9 @@ class Subgraph {
   const std::vector<Session::PlannedOutput>& outputs() const { return outputs_; }
   // Runs once. `formal` holds one pointer per formal input, `outer` one per
   // implicit input of the node (KernelIO::in after the declared inputs).
+  // `limits` (may be null): the run's deadline and terminate flag.
   Status run(std::span<const void* const> formal, std::span<const void* const> outer,
-             std::span<void* const> outputs) const;
+             std::span<void* const> outputs, const RunLimits* limits = nullptr) const;
   std::string where() const { return where_; }
 
  private:

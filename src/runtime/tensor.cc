@@ -7,6 +7,7 @@
 #include <cstring>
 #include <new>
 
+#include "runtime/checked_math.h"
 #include "runtime/memory_account.h"
 
 namespace onnx_prepack::runtime {
@@ -100,17 +101,12 @@ std::string dtype_name(int32_t dtype) {
 
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  // Raw on purpose: the precondition (tensor.h) is a shape already checked.
+  for (int64_t d : shape) n *= d;  // dims-lint: ok (checked shape)
   return n;
 }
 
-int64_t checked_numel(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > (int64_t(1) << 62)) return -1;
-  }
-  return n;
-}
+int64_t checked_numel(const Shape& shape) { return checked_product(shape).value_or(-1); }
 
 uint64_t memory_budget_bytes() {
   static const uint64_t budget = [] {
@@ -133,28 +129,27 @@ uint64_t memory_budget_bytes() {
 }
 
 Result<uint64_t> checked_tensor_bytes(int32_t dtype, const Shape& shape, std::string_view what) {
-  uint64_t n = 1;
-  bool overflow = false;
   for (int64_t d : shape) {
     if (d < 0) {
       return invalid_argument(std::string(what) + ": shape " + shape_string(shape) +
                               " has a negative dimension");
     }
-    if (__builtin_mul_overflow(n, uint64_t(d), &n)) overflow = true;
   }
-  uint64_t bytes = 0;
-  if (overflow ||
-      __builtin_mul_overflow(n, uint64_t(std::max<size_t>(1, dtype_size(dtype))), &bytes)) {
+  const std::optional<int64_t> n = checked_product(shape);
+  const std::optional<uint64_t> bytes =
+      n ? checked_mul(uint64_t(*n), uint64_t(std::max<size_t>(1, dtype_size(dtype))))
+        : std::nullopt;
+  if (!bytes) {
     return resource_exhausted(std::string(what) + ": " + dtype_name(dtype) + " " +
                               shape_string(shape) + " overflows a 64-bit byte count");
   }
-  if (bytes > memory_budget_bytes()) {
+  if (*bytes > memory_budget_bytes()) {
     return resource_exhausted(std::string(what) + ": " + dtype_name(dtype) + " " +
-                              shape_string(shape) + " needs " + std::to_string(bytes) +
+                              shape_string(shape) + " needs " + std::to_string(*bytes) +
                               " bytes, over the memory budget of " +
                               std::to_string(memory_budget_bytes()) + " bytes");
   }
-  return bytes;
+  return *bytes;
 }
 
 std::string shape_string(const Shape& shape) {
@@ -196,7 +191,9 @@ Result<HostTensor> HostTensor::try_allocate(int32_t dtype, Shape shape, std::str
   void* p = std::aligned_alloc(64, size_t(rounded));
   if (p == nullptr) {
     return resource_exhausted(std::string(what) + ": cannot allocate " + std::to_string(bytes) +
-                              " bytes for " + dtype_name(dtype) + " " + shape_string(t.shape_));
+                              " bytes for " + dtype_name(dtype) + " " + shape_string(t.shape_) +
+                              " (within the memory budget of " +
+                              std::to_string(memory_budget_bytes()) + " bytes)");
   }
   std::memset(p, 0, size_t(rounded));
   auto held = std::make_shared<MemoryReservation>(std::move(reserved));

@@ -51,11 +51,15 @@ void canonicalize_bools(void* p, size_t n);  // any non-zero byte -> 1
 // Bytes per element, 0 for types the runtime does not hold (string, sub-byte, ...).
 size_t dtype_size(int32_t dtype);
 std::string dtype_name(int32_t dtype);
-// Product of dims; dims must be non-negative.
+// Product of dims, unchecked. Precondition: the shape is one the runtime
+// already checked (checked_tensor_bytes / checked_numel: a feed, an
+// initializer, a builder's output once the session accepted it, or an input a
+// builder sees). A shape computed from attributes or values goes through
+// checked_product (runtime/checked_math.h) first.
 int64_t shape_numel(const Shape& shape);
 std::string shape_string(const Shape& shape);  // "[1, 128, 768]"
 // Element count with overflow and sign checks; -1 when a dim is negative or
-// the product passes 2^62.
+// the product of the non-zero dims passes 2^62 (checked_product).
 int64_t checked_numel(const Shape& shape);
 
 // The memory budget of a process's runs: half the machine's physical memory,

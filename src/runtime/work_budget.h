@@ -9,16 +9,12 @@
 #include <cstdint>
 #include <limits>
 
+#include "runtime/checked_math.h"  // saturating_mul
+
 namespace onnx_prepack::runtime {
 
 // About 2^32 inner steps: seconds on one core, never hours.
 inline constexpr uint64_t kMaxOperatorSteps = uint64_t(1) << 32;
-
-// a * b, or UINT64_MAX when it does not fit.
-inline uint64_t saturating_mul(uint64_t a, uint64_t b) {
-  uint64_t r;
-  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<uint64_t>::max() : r;
-}
 
 // A float count (ceil of a ratio that a fed value sets) as steps, saturating:
 // NaN and values past 2^62 count as more than any bound.

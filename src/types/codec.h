@@ -1,4 +1,4 @@
-// Codec signatures (SPEC 3): a struct type's optional decoder and encoder
+// Codec signatures (format.md §3): a struct type's optional decoder and encoder
 // FunctionProtos are checked against its canonical leaves. Running them is
 // not part of this layer.
 #pragma once

@@ -1,4 +1,4 @@
-// Constants of struct types (SPEC 3: `Field.constant`): inline tensors that
+// Constants of struct types (format.md §3: `Field.constant`): inline tensors that
 // take no bits of the payload and are shared by every instance.
 #pragma once
 

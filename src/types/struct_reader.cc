@@ -1,5 +1,5 @@
 // The structured reader: overlays a concrete type on a payload and extracts the
-// canonical leaf view (SPEC 3). Every read is inside the payload: the type's
+// canonical leaf view (format.md §3). Every read is inside the payload: the type's
 // size must equal the payload length exactly before anything is read.
 #include <cstring>
 

@@ -1,4 +1,4 @@
-// Struct types (SPEC 3): validation lives in check/, this is the size function
+// Struct types (format.md §3): validation lives in check/, this is the size function
 // and the leaf view used by check, pack, resolve and inspect.
 //
 // Every function here is safe on unvalidated input: it returns the first
@@ -20,7 +20,7 @@ namespace onnx_prepack::types {
 
 using Catalogue = google::protobuf::RepeatedPtrField<onnx::StructTypeProto>;
 
-// Bounds applied while walking a type (SPEC 3 resource limits, docs/struct-types.md).
+// Bounds applied while walking a type (format.md §3 resource limits, docs/struct-types.md).
 struct TypeLimits {
   uint32_t max_nesting_depth = 64;  // concrete declarations on one root-to-leaf path
   uint32_t max_fields = 4096;       // fields per structure, components per packed array
@@ -46,7 +46,7 @@ Result<const onnx::StructTypeProto*> value_type(const onnx::ModelProto& model,
 // Bytes a StructProto value's payload must have (type resolved, dims applied).
 Result<uint64_t> value_byte_size(const onnx::ModelProto& model, const onnx::StructProto& value);
 
-// ---- canonical leaf view (SPEC 3) ----
+// ---- canonical leaf view (format.md §3) ----
 
 // One leaf dimension: a constant count, or dims_param[param] of the root.
 struct LeafDim {

@@ -122,7 +122,7 @@ void fill_payloads(TextModel& m, int delta) {
     for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = char((i * 131 + 7) & 0xff);
     auto* entry = m.proto.mutable_compiled_tensors(index);
     entry->mutable_value()->set_raw_data(bytes);
-    // As a writer would (SPEC 4.6); without it the checker warns.
+    // As a writer would (format.md §4.6); without it the checker warns.
     const std::span<const uint8_t> part(reinterpret_cast<const uint8_t*>(bytes.data()),
                                         bytes.size());
     const auto d = digest::hash_bytes(digest::Algorithm::kBlake3, {&part, 1});

@@ -237,9 +237,42 @@ def case_exit_codes(tmp):
             dst.write(src.read())
         os.chmod(unreadable, 0)
         cases += [(["check", unreadable], 3), (["inspect", unreadable], 3)]
+    cases += runaway_loop_cases(tmp)
     for args, want in cases:
         rc, _, err = run(args)
         check(rc == want, "%s: exit %d, got %d (%s)" % (" ".join(args), want, rc, err.strip()))
+
+
+def runaway_loop_cases(tmp):
+    """Exit 4: a Loop fed a trip count of 2^62 (its body keeps the condition) under
+    --deadline-ms; needs onnx and numpy to write the model and inputs."""
+    try:
+        import numpy as np
+        from onnx import TensorProto, helper, numpy_helper, save
+    except ImportError:
+        return []
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["c2"]),
+         helper.make_node("Add", ["acc", "one"], ["acc2"])], "body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("c2", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("acc2", TensorProto.FLOAT, [1])])
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["M", "cond", "a0"], ["out"], body=body)], "loop",
+        [helper.make_tensor_value_info("M", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("a0", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1])],
+        [numpy_helper.from_array(np.array([1.0], np.float32), "one")])
+    model = os.path.join(tmp, "loop.onnx")
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), model)
+    np.save(os.path.join(tmp, "M.npy"), np.array(1 << 62, np.int64))
+    np.save(os.path.join(tmp, "cond.npy"), np.array(True))
+    args = ["run", model, "--input", "M=" + os.path.join(tmp, "M.npy"),
+            "--input", "cond=" + os.path.join(tmp, "cond.npy")]
+    return [(args + ["--deadline-ms", "100"], 4), (args + ["--deadline-ms", "x"], 2)]
 
 
 def case_progress(tmp):

@@ -262,3 +262,131 @@ TEST(ExternalLinks, SymlinkOutOfTheModelFolderIsRefusedUnlessAllowed) {
 
 }  // namespace
 }  // namespace onnx_prepack
+
+namespace onnx_prepack {
+namespace {
+
+// TfIdfVectorizer writing to column 6e7: a 240 MB output row and as large a
+// weight table (issue 18: the table was allocated before any check, so both
+// lived at once past a 256 MiB budget). The refusal names the node, op, size
+// and budget, and peak RSS stays near the budget.
+TEST(HostileInput, TfIdfWeightTableIsCheckedAgainstTheBudget) {
+  testing::TempDir dir;
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(9);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto* x = g->add_input();
+  x->set_name("X");
+  x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+  x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(5);
+  auto* n = g->add_node();
+  n->set_op_type("TfIdfVectorizer");
+  n->set_name("tf");
+  n->add_input("X");
+  n->add_output("Y");
+  g->add_output()->set_name("Y");
+  auto ints = [&](const char* name, std::vector<int64_t> v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t i : v) a->add_ints(i);
+  };
+  auto one_int = [&](const char* name, int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  };
+  one_int("min_gram_length", 1);
+  one_int("max_gram_length", 2);
+  one_int("max_skip_count", 0);
+  ints("ngram_counts", {0, 2});
+  ints("ngram_indexes", {0, 60000000, 1});
+  ints("pool_int64s", {1, 2, 1, 3});
+  auto* mode = n->add_attribute();
+  mode->set_name("mode");
+  mode->set_type(onnx::AttributeProto::STRING);
+  mode->set_s("TFIDF");
+  auto* w = n->add_attribute();
+  w->set_name("weights");
+  w->set_type(onnx::AttributeProto::FLOATS);
+  for (float v : {1.0f, 2.0f, 3.0f}) w->add_floats(v);
+  testing::write_bytes(dir.file("tfidf.onnx"), m.SerializeAsString());
+  std::string out;
+  EXPECT_EQ(testing::run_command("ONNX_PREPACK_MEMORY_BUDGET=256M /usr/bin/time -f 'rss %M' " +
+                                     cli() + " run " + dir.file("tfidf.onnx") + " 2>&1",
+                                 &out),
+            2)
+      << out;
+  EXPECT_NE(out.find("node 'tf' (TfIdfVectorizer)"), std::string::npos) << out;
+  EXPECT_NE(out.find("memory budget of 268435456 bytes"), std::string::npos) << out;
+  EXPECT_NE(out.find("240000"), std::string::npos) << out;  // the bytes asked for
+  const size_t at = out.find("rss ");
+  ASSERT_NE(at, std::string::npos) << out;
+  EXPECT_LT(std::stoll(out.substr(at + 4)), (256 + 64) * 1024) << out;  // KiB
+}
+
+}  // namespace
+}  // namespace onnx_prepack
+
+namespace onnx_prepack {
+namespace {
+
+// An allocation that throws (std::bad_alloc) inside a builder: a MelWeightMatrix
+// whose 1 GiB double table is within a 4 GiB budget but not within a 768 MiB
+// address-space cap. The CLI's catch-all names the node being planned.
+TEST(HostileInput, OutOfMemoryNamesTheNodeBeingPlanned) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "sanitizer builds reserve terabytes of address space: no cap there";
+#endif
+  testing::TempDir dir;
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  auto scalar = [&](const char* name, int32_t dtype, double v) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(dtype);
+    if (dtype == onnx::TensorProto::INT64)
+      t->add_int64_data(int64_t(v));
+    else
+      t->add_float_data(float(v));
+  };
+  // 131073 bins x 1024 mels: a 1.07 GB double table, a 134 MB uint8 output.
+  scalar("mels", onnx::TensorProto::INT64, 1024);
+  scalar("dft", onnx::TensorProto::INT64, 1 << 18);
+  scalar("rate", onnx::TensorProto::INT64, 16000);
+  scalar("lo", onnx::TensorProto::FLOAT, 20);
+  scalar("hi", onnx::TensorProto::FLOAT, 8000);
+  auto* n = g->add_node();
+  n->set_op_type("MelWeightMatrix");
+  n->set_name("mel");
+  for (const char* in : {"mels", "dft", "rate", "lo", "hi"}) n->add_input(in);
+  n->add_output("Y");
+  auto* dt = n->add_attribute();
+  dt->set_name("output_datatype");
+  dt->set_type(onnx::AttributeProto::INT);
+  dt->set_i(onnx::TensorProto::UINT8);
+  g->add_output()->set_name("Y");
+  testing::write_bytes(dir.file("mel.onnx"), m.SerializeAsString());
+  std::string out;
+  EXPECT_EQ(testing::run_command("ulimit -v 786432; ONNX_PREPACK_MEMORY_BUDGET=4G " + cli() +
+                                     " run --threads 1 " + dir.file("mel.onnx"),
+                                 &out),
+            2)
+      << out;
+  EXPECT_NE(out.find("node 'mel' (MelWeightMatrix)"), std::string::npos) << out;
+  // A machine with under 8 GiB has a lower budget: then the budget refuses it first.
+  if (out.find("over the memory budget") == std::string::npos) {
+    EXPECT_NE(out.find("out of memory while planning node 'mel' (MelWeightMatrix)"),
+              std::string::npos)
+        << out;
+  }
+}
+
+}  // namespace
+}  // namespace onnx_prepack

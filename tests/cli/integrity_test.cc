@@ -1,4 +1,4 @@
-// Payload integrity and publication (SPEC 4.6, issue 11 items 1, 2, 8, 9):
+// Payload integrity and publication (format.md §4.6, issue 11 items 1, 2, 8, 9):
 // damaged compiled data is a miss that repacks (outputs unchanged), compile
 // publishes so no model is paired with bytes it was not written with, and
 // cache-store failures are never fatal.

@@ -1,4 +1,4 @@
-// Host description and compatibility (SPEC 4.3 rule 4, SPEC 6), CPU detection.
+// Host description and compatibility (format.md §4.3 rule 4, §6), CPU detection.
 #include "device/device_match.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Architecture grammar of SPEC 6: parse, print, psABI levels, errors.
+// Architecture grammar of format.md §6: parse, print, psABI levels, errors.
 #include "device/isa_names.h"
 
 #include <gtest/gtest.h>

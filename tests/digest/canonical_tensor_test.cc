@@ -1,4 +1,4 @@
-// Canonical tensor digest (SPEC 5): one digest per tensor whatever its storage, vectors per
+// Canonical tensor digest (format.md §5): one digest per tensor whatever its storage, vectors per
 // element type (also in docs/digest.md), b3sum of the canonical message, and the errors.
 #include "digest/canonical_tensor.h"
 

@@ -1,7 +1,7 @@
 // libFuzzer target: the cache store's entry reader. The input is an entry as
 // stored (u32le length, entry.onnx, then entry.data); it is placed in a store
 // under the key its own fields name (so the reader gets past the key check),
-// then looked up, its payload checked (SPEC 4.6) and, as a write-back would,
+// then looked up, its payload checked (format.md §4.6) and, as a write-back would,
 // replaced by a good entry when it is not sound. Nothing may crash, and after
 // the write-back the lookup must give the good payload.
 #include <sys/stat.h>

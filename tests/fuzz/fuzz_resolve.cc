@@ -4,7 +4,7 @@
 // the model); the model is then planned and run with resolved weights under
 // every verification policy. Whatever the entries say, the run must end in a
 // hit, a miss or an error, and under `full` a hit must give the outputs of the
-// plain run (SPEC 4.6: invalid compiled data never changes results).
+// plain run (format.md §4.6: invalid compiled data never changes results).
 //
 // Seeds: ONNX_PREPACK_FUZZ_SEED=COMPILED.onnx:OUT turns a model compiled from
 // the fixed model (`fixed.onnx`, written to ONNX_PREPACK_FUZZ_FIXED=PATH) into

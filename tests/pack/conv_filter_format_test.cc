@@ -141,7 +141,7 @@ TEST_P(ConvFilterFormatTest, PayloadIsTheKernelLayout) {
   }
 }
 
-// Golden fingerprints (SPEC 6): FNV-1a 64 of packing a fixed 37 x 5 x 3 x 3
+// Golden fingerprints (format.md §6): FNV-1a 64 of packing a fixed 37 x 5 x 3 x 3
 // (blocked and transposed, group 1) or 24 x 1 x 3 x 3 (depthwise) filter. A change here
 // changes packed bytes: bump format_version before updating the value.
 TEST_P(ConvFilterFormatTest, GoldenFingerprint) {

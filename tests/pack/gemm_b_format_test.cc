@@ -110,7 +110,7 @@ TEST_P(GemmBFormatTest, DecoderSignatureMatchesTheLeaves) {
   for (const auto& p : problems) ADD_FAILURE() << p.path << ": " << p.message;
 }
 
-// Golden fingerprints (SPEC 6): FNV-1a 64 of packing a fixed pseudo-random
+// Golden fingerprints (format.md §6): FNV-1a 64 of packing a fixed pseudo-random
 // 37 x 75 source. A change here changes packed bytes: bump format_version (and
 // the packing ABI version) before updating the value.
 TEST_P(GemmBFormatTest, GoldenFingerprint) {

@@ -1,4 +1,4 @@
-// Cache store (SPEC 7.1): publish/lookup, LRU eviction under a bound, several
+// Cache store (format.md §7.1): publish/lookup, LRU eviction under a bound, several
 // concurrent writer processes, and a writer killed mid-publish.
 #include "resolve/cache_store.h"
 

@@ -1,4 +1,4 @@
-// Memo policy (SPEC 7.2): records are trusted for the same file identity only,
+// Memo policy (format.md §7.2): records are trusted for the same file identity only,
 // never within the timestamp granularity, and invalidated by touch or edit.
 #include "resolve/memo_store.h"
 
@@ -65,7 +65,7 @@ TEST_P(MemoTest, RecordedDigestIsTrustedThenInvalidated) {
   MemoRun first = run(path, memo, 0);
   EXPECT_TRUE(first.hit);
   EXPECT_FALSE(first.memo_used);
-  EXPECT_EQ(first.bytes_hashed, 1024u);  // source and payload (SPEC 4.6)
+  EXPECT_EQ(first.bytes_hashed, 1024u);  // source and payload (format.md §4.6)
   MemoRun second = run(path, memo, 0);
   EXPECT_TRUE(second.hit);
   EXPECT_TRUE(second.memo_used);
@@ -111,6 +111,43 @@ TEST_P(MemoTest, RecordedDigestIsTrustedThenInvalidated) {
   EXPECT_FALSE(modified.memo_used);
   EXPECT_FALSE(modified.hit);
   EXPECT_EQ(modified.reason, MissReason::kStaleDigest);
+}
+
+// Records are published without fsync (base::Durability::kRebuildable): one
+// torn by a power loss, or edited, is not trusted; the range is hashed again.
+TEST(MemoStore, TornOrEditedRecordIsNotTrusted) {
+  TempDir dir;
+  onnx::ModelProto m = onnx_prepack::testing::make_mlp(8, 16, 4, 7);
+  add_entry(m, {});
+  const std::string path = dir.file("m.onnx");
+  ASSERT_TRUE(format::write_model_inline(m, path).ok());
+  const std::string memo = dir.file("memo");
+  ASSERT_FALSE(run(path, memo, 0).memo_used);
+  ASSERT_TRUE(run(path, memo, 0).memo_used);
+  std::vector<std::string> records;
+  for (const auto& e : std::filesystem::directory_iterator(memo)) records.push_back(e.path());
+  ASSERT_FALSE(records.empty());
+  const std::string original = onnx_prepack::testing::read_bytes(records[0]);
+  // Each record checked alone: the other records still vouch for their ranges.
+  auto used_with = [&](const std::string& text) {
+    for (const std::string& r : records) {
+      if (r != records[0]) std::filesystem::remove(r);
+    }
+    onnx_prepack::testing::write_bytes(records[0], text);
+    return run(path, memo, 0);
+  };
+  // Truncated inside the digest, cut before its check line, a digest digit changed.
+  const size_t digest_at = original.find("digest ") + 7;
+  MemoRun cut = used_with(original.substr(0, digest_at + 10));
+  EXPECT_TRUE(cut.hit);
+  EXPECT_GT(cut.bytes_hashed, 0u);
+  MemoRun no_check = used_with(original.substr(0, original.find("check ")));
+  EXPECT_GT(no_check.bytes_hashed, 0u);
+  std::string edited = original;
+  edited[digest_at] = edited[digest_at] == '0' ? '1' : '0';
+  MemoRun changed = used_with(edited);
+  EXPECT_TRUE(changed.hit);  // the range is hashed, never the edited digest trusted
+  EXPECT_GT(changed.bytes_hashed, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Storage, MemoTest, ::testing::Values(false, true),

@@ -105,7 +105,7 @@ inline void add_entry(onnx::ModelProto& m, const EntrySpec& spec) {
   if (spec.stale) d[0] ^= 1;
   ct->set_source_digest(std::string(reinterpret_cast<const char*>(d.data()), d.size()));
   if (auto alg = digest::algorithm_from_name(spec.algorithm)) {
-    // SPEC 4.6: every entry a writer makes records its payload digest, bound to
+    // format.md §4.6: every entry a writer makes records its payload digest, bound to
     // the source digest, type and dims set above.
     set_payload_digest(*ct, v->struct_type(), *alg,
                        {reinterpret_cast<const uint8_t*>(payload.data()), payload.size()});

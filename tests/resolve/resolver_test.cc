@@ -1,5 +1,5 @@
-// Resolver: one test per miss reason (SPEC 4.3), preference (SPEC 6), the
-// verification policies (SPEC 7.2) and the cache-store fallback (SPEC 7.1).
+// Resolver: one test per miss reason (format.md §4.3), preference (§6), the
+// verification policies (§7.2) and the cache-store fallback (§7.1).
 #include "resolve/resolver.h"
 
 #include <gtest/gtest.h>
@@ -49,7 +49,7 @@ TEST(Resolver, HitReturnsPayloadAndDims) {
   EXPECT_EQ(std::memcmp(res.hit->payload.data(), find_init(m, "W1")->raw_data().data(), 512), 0);
   EXPECT_EQ(res.hit->type->name(), kFormat);
   EXPECT_TRUE(res.verified);
-  EXPECT_EQ(res.bytes_hashed, 1024u);  // source and payload (SPEC 4.6)
+  EXPECT_EQ(res.bytes_hashed, 1024u);  // source and payload (format.md §4.6)
   EXPECT_EQ(res.bytes_mapped, 512u);
   EXPECT_EQ(res.bytes_to_pack, 0u);
   ASSERT_EQ(res.candidates.size(), 1u);
@@ -302,7 +302,7 @@ TEST(Resolver, MissReportsBytesToPack) {
   EXPECT_EQ(res.bytes_to_pack, 16u * 4u * 4u);
 }
 
-// SPEC 4.3 rule 2 with a model edited by onnx's own Python package, which keeps
+// format.md §4.3 rule 2 with a model edited by onnx's own Python package, which keeps
 // our unknown (extension) fields: the edited weight misses, the other hits.
 TEST(Resolver, StaleDigestAfterPythonOnnxEdit) {
   TempDir dir;
@@ -373,6 +373,73 @@ TEST(Resolver, CacheStoreWriteBackThenHit) {
   auto off = CacheStore::open(dir.file("store"), CacheMode::kOff).value();
   opts.cache = off.get();
   EXPECT_FALSE(Resolver(*model, host(), opts).resolve(request("W1")).is_hit());
+}
+
+}  // namespace
+}  // namespace onnx_prepack::resolve
+
+namespace onnx_prepack::resolve {
+namespace {
+
+using namespace testing_fixture;
+using onnx_prepack::testing::TempDir;
+
+// resolver_prefetch.cc hashes every entry's source and payload on the pool
+// before the rules run: decisions, reasons and the bytes each resolution
+// reports must be those of hashing on demand, one tensor at a time.
+TEST(Resolver, HashingAheadOnThePoolDecidesAsHashingOnDemand) {
+  onnx::ModelProto m = onnx_prepack::testing::make_mlp(8, 16, 4, 7);
+  add_entry(m, {});                // W1: intact
+  add_entry(m, {.source = "W2"});  // W2: payload flipped below
+  std::string* raw = m.mutable_compiled_tensors(1)->mutable_value()->mutable_raw_data();
+  (*raw)[5] ^= 0x10;
+  TempDir dir;
+  const std::string path = dir.file("m.onnx");
+  ASSERT_TRUE(format::write_model_inline(m, path).ok());
+  base::ThreadPool pool(2);
+  for (VerifyPolicy policy : {VerifyPolicy::kFull, VerifyPolicy::kMemo}) {
+    struct Outcome {
+      bool hit;
+      std::string reason;
+      int entry;
+      uint64_t hashed;
+    };
+    std::vector<std::vector<Outcome>> runs;
+    std::vector<uint64_t> totals;
+    for (base::ThreadPool* p : {static_cast<base::ThreadPool*>(nullptr), &pool}) {
+      auto model = format::Model::load(path).value();
+      ResolverOptions opts;
+      opts.verify = policy;
+      opts.pool = p;
+      opts.memo_dir = dir.file(p ? "memo-pool" : "memo-alone");
+      opts.memo_granularity_ns = 0;
+      Resolver r(*model, host(), opts);
+      std::vector<Outcome> out;
+      uint64_t sum = 0;
+      for (const char* name : {"W1", "W2"}) {
+        Resolution res = r.resolve(request(name));
+        out.push_back({res.is_hit(), std::string(miss_reason_id(res.reason)),
+                       res.is_hit() ? res.hit->entry : -1, res.bytes_hashed});
+        sum += res.bytes_hashed;
+        if (std::string(name) == "W2") {
+          EXPECT_FALSE(res.is_hit());
+          EXPECT_EQ(res.reason, MissReason::kCorruptPayload) << res.detail;
+        }
+      }
+      EXPECT_EQ(r.totals().bytes_hashed, sum);
+      runs.push_back(out);
+      totals.push_back(sum);
+    }
+    ASSERT_EQ(runs[0].size(), runs[1].size());
+    for (size_t i = 0; i < runs[0].size(); ++i) {
+      EXPECT_EQ(runs[0][i].hit, runs[1][i].hit) << i;
+      EXPECT_EQ(runs[0][i].reason, runs[1][i].reason) << i;
+      EXPECT_EQ(runs[0][i].entry, runs[1][i].entry) << i;
+      EXPECT_EQ(runs[0][i].hashed, runs[1][i].hashed) << i;
+    }
+    EXPECT_EQ(totals[0], totals[1]);
+    EXPECT_GT(totals[0], 0u);
+  }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 
+#include "runtime/memory_account.h"
 #include "runtime/session.h"
 #include "testing/plan_status.h"
 
@@ -683,21 +684,38 @@ TEST(HostileOps, RoiAlignSamplingGridsPastTheWorkBoundFailQuickly) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
 }
 
-TEST(HostileOps, EinsumDirectLoopPastTheWorkBoundIsRefused) {
-  OneNode m("Einsum", "many", 13);
-  std::string eq;
-  std::vector<float> two = {1, 2};
+// A one-node Einsum model over graph inputs of `shapes`, for plan-time checks
+// (planning reads only the shapes: the feeds carry no data).
+Result<std::vector<HostTensor>> plan_einsum_shapes(const std::string& eq, int32_t dtype,
+                                                   const std::vector<Shape>& shapes) {
+  OneNode m("Einsum", "es", 13);
   std::map<std::string, Fed> feeds;
-  for (int i = 0; i < 36; ++i) {
+  for (size_t i = 0; i < shapes.size(); ++i) {
     const std::string name = "x" + std::to_string(i);
-    m.input(name, kFloat, {2});
-    feeds[name] = {kFloat, {2}, two.data()};
-    eq += (i ? "," : "") + std::string(1, char(i < 26 ? 'a' + i : 'A' + i - 26));
+    m.input(name, dtype, shapes[i]);
+    feeds[name] = {dtype, shapes[i], nullptr};
   }
   m.output("y");
-  m.attr("equation", onnx::AttributeProto::STRING)->set_s(eq + "->");
+  m.attr("equation", onnx::AttributeProto::STRING)->set_s(eq);
+  return plan_and_run(m, feeds);
+}
+
+// What a pairwise plan cannot make small is still refused when planned, naming
+// the node: an output, or an intermediate every order needs, past the memory
+// budget, and loop products past the work bound.
+TEST(HostileOps, EinsumPlansPastTheBudgetsAreRefused) {
   const auto t0 = std::chrono::steady_clock::now();
-  expect_error(plan_and_run(m, feeds), {"'many'", "work bound"});
+  // Six [1024] operands into an outer product of 2^60 elements.
+  expect_error(plan_einsum_shapes("a,b,c,d,e,f->abcdef", kFloat, std::vector<Shape>(6, {1024})),
+               {"node 'es' (Einsum)", "Einsum output", "memory budget"});
+  // Every pair of four subscripts joined (a clique): any pairwise order holds
+  // three of them at once, 2^42 elements at 2^14 each.
+  expect_error(
+      plan_einsum_shapes("ab,ac,ad,bc,bd,cd->", kFloat, std::vector<Shape>(6, {16384, 16384})),
+      {"node 'es' (Einsum)", "Einsum intermediate", "memory budget"});
+  // An int64 product of 2^33 multiply-adds runs as a loop: past the work bound.
+  expect_error(plan_einsum_shapes("ij,jk->ik", kInt64, {{2048, 2048}, {2048, 2048}}),
+               {"node 'es' (Einsum)", "work bound"});
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
 }
 
@@ -751,6 +769,362 @@ TEST(HostileOps, PlanTimeLoopWhoseCarriedShapeGrowsIsBounded) {
   EXPECT_NE(r.status().message().find("'grow'"), std::string::npos) << r.status().message();
   EXPECT_NE(r.status().message().find("planned"), std::string::npos) << r.status().message();
   EXPECT_LT(s, 10.0);
+}
+
+// ---- Size arithmetic (issue 18, runtime/checked_math.h) ----
+
+// A float initializer feeding the node's next input.
+void add_floats(OneNode& m, const std::string& name, const Shape& shape,
+                const std::vector<float>& v) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(kFloat);
+  for (int64_t d : shape) t.add_dims(d);
+  for (float x : v) t.add_float_data(x);
+  *m.g->add_initializer() = t;
+  m.n->add_input(name);
+}
+
+TEST(HostileOps, DequantizeLinearBlockSizeNearInt64MaxIsOneBlock) {
+  // ceil(4 / block_size) is 1; (4 + block_size - 1) / block_size overflowed
+  // and refused the valid scale [2, 1].
+  std::vector<int8_t> x = {1, 2, 3, 4, -1, -2, -3, -4};
+  OneNode m("DequantizeLinear", "dq", 21);
+  m.input("X", kInt8, {2, 4});
+  add_floats(m, "S", {2, 1}, {2.0f, 0.5f});
+  m.output("Y").attr_int("axis", 1).attr_int("block_size", kMax);
+  auto r = plan_and_run(m, {{"X", {kInt8, {2, 4}, x.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{2, 4, 6, 8, -0.5f, -1, -1.5f, -2}));
+
+  OneNode neg("DequantizeLinear", "dq", 21);
+  neg.input("X", kInt8, {2, 4});
+  add_floats(neg, "S", {2, 1}, {2.0f, 0.5f});
+  neg.output("Y").attr_int("axis", 1).attr_int("block_size", -2);
+  expect_error(plan_and_run(neg, {{"X", {kInt8, {2, 4}, x.data()}}}),
+               {"node 'dq' (DequantizeLinear)", "block_size -2 is negative"});
+}
+
+OneNode conv_integer(const std::string& name, const Shape& xs, const Shape& ws) {
+  OneNode m("ConvInteger", name, 10);
+  m.input("X", kUint8, xs).input("W", kUint8, ws).output("Y");
+  return m;
+}
+
+TEST(HostileOps, ConvIntegerPadsOrDilationsThatOverflowAreRefused) {
+  std::vector<uint8_t> x(16, 1), w(4, 1);
+  const std::map<std::string, Fed> feeds = {{"X", {kUint8, {1, 1, 4, 4}, x.data()}},
+                                            {"W", {kUint8, {1, 1, 2, 2}, w.data()}}};
+  OneNode pads = conv_integer("ci", {1, 1, 4, 4}, {1, 1, 2, 2});
+  pads.attr_ints("pads", {kMax, 0, kMax, 0});
+  expect_error(plan_and_run(pads, feeds), {"node 'ci' (ConvInteger)", "spatial dim 0",
+                                           "with pads " + std::to_string(kMax), "overflows"});
+  OneNode dil = conv_integer("ci", {1, 1, 4, 4}, {1, 1, 2, 2});
+  dil.attr_ints("dilations", {kMax, 1});
+  expect_error(plan_and_run(dil, feeds),
+               {"node 'ci' (ConvInteger)", "with dilation " + std::to_string(kMax), "overflows"});
+}
+
+TEST(HostileOps, ConvIntegerSamePaddingWithAStrideNearInt64MaxIsOnePoint) {
+  // ceil(4 / stride) = 1 output point and no padding: the window at the
+  // origin, 2x2 ones. (in + stride - 1) / stride overflowed.
+  std::vector<uint8_t> x(16, 1), w(4, 1);
+  OneNode m = conv_integer("ci", {1, 1, 4, 4}, {1, 1, 2, 2});
+  m.attr_ints("strides", {kMax, kMax});
+  m.attr("auto_pad", onnx::AttributeProto::STRING)->set_s("SAME_LOWER");
+  auto r = plan_and_run(
+      m, {{"X", {kUint8, {1, 1, 4, 4}, x.data()}}, {"W", {kUint8, {1, 1, 2, 2}, w.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[0].shape(), (Shape{1, 1, 1, 1}));
+  EXPECT_EQ(values<int32_t>((*r)[0]), std::vector<int32_t>{4});
+}
+
+TEST(HostileOps, ConvIntegerDirectLoopPastTheWorkBoundIsRefused) {
+  // pads 400 on a 4x4 input: 64 x 802 x 802 outputs x 64 channels x 9 taps,
+  // 2.4e10 steps of the direct loop (minutes), from a 1 KiB input.
+  std::vector<uint8_t> x(64 * 16, 1), w(64 * 64 * 9, 1);
+  OneNode m = conv_integer("ci", {1, 64, 4, 4}, {64, 64, 3, 3});
+  m.attr_ints("pads", {400, 400, 400, 400});
+  const auto t0 = std::chrono::steady_clock::now();
+  expect_error(plan_and_run(m, {{"X", {kUint8, {1, 64, 4, 4}, x.data()}},
+                                {"W", {kUint8, {64, 64, 3, 3}, w.data()}}}),
+               {"node 'ci' (ConvInteger)", "work bound"});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+}
+
+TEST(HostileOps, ConvTransposePadsThatOverflowTheOutputSizeAreRefused) {
+  std::vector<float> x(16, 1), w(9, 1);
+  OneNode m("ConvTranspose", "ct");
+  m.input("X", kFloat, {1, 1, 4, 4}).input("W", kFloat, {1, 1, 3, 3}).output("Y");
+  m.attr_ints("pads", {kMin, 0, 0, 0});
+  expect_error(plan_and_run(m, {{"X", {kFloat, {1, 1, 4, 4}, x.data()}},
+                                {"W", {kFloat, {1, 1, 3, 3}, w.data()}}}),
+               {"node 'ct' (ConvTranspose)", "overflow the output size of dim 0"});
+}
+
+TEST(HostileOps, AZeroDimDoesNotHideAnOverflowingShape) {
+  // [0, 2^40, 2^40] holds no element, but its strides pass int64.
+  const int64_t big = int64_t(1) << 40;
+  OneNode cos("ConstantOfShape", "cos");
+  cos.ints("S", {0, big, big}).output("Y");
+  expect_error(plan_and_run(cos, {}), {"node 'cos' (ConstantOfShape)"});
+  OneNode ok("ConstantOfShape", "cos");
+  ok.ints("S", {0, big, 3}).output("Y");
+  auto r = plan_and_run(ok, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[0].shape(), (Shape{0, big, 3}));
+
+  OneNode reshape("Reshape", "rs", 14);  // allowzero came with Reshape-14
+  reshape.input("X", kFloat, {0, 4}).ints("S", {0, big, big}).output("Y");
+  reshape.attr_int("allowzero", 1);
+  expect_error(plan_and_run(reshape, {{"X", {kFloat, {0, 4}, nullptr}}}),
+               {"node 'rs' (Reshape)", "cannot reshape"});
+}
+
+TEST(HostileOps, BroadcastPast2Pow62ElementsIsRefused) {
+  // [0, 2^40, 1] + [0, 1, 2^40]: each operand is fine, the broadcast is not.
+  const int64_t big = int64_t(1) << 40;
+  OneNode m("Add", "add");
+  m.input("A", kFloat, {0, big, 1}).input("B", kFloat, {0, 1, big}).output("Y");
+  expect_error(plan_and_run(m, {{"A", {kFloat, {0, big, 1}, nullptr}},
+                                {"B", {kFloat, {0, 1, big}, nullptr}}}),
+               {"node 'add' (Add)", "past 2^62 elements"});
+}
+
+TEST(HostileOps, GridSampleCoordinatesPastInt64ReadAsOutsideOrTheBorder) {
+  // A 2x2 image; grid points at +-1e30 and NaN, which used to reach an int64
+  // cast (undefined). Zeros padding: outside is 0. Border: the nearest edge.
+  const std::vector<float> x = {1, 2, 3, 4};
+  const float inf_ish = 1e30f, nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> grid = {inf_ish, inf_ish, -inf_ish, -inf_ish, nan, 0.0f};
+  for (const char* mode : {"bilinear", "bicubic", "nearest"}) {
+    for (const char* padding : {"zeros", "border"}) {
+      OneNode m("GridSample", "gs", 16);
+      m.input("X", kFloat, {1, 1, 2, 2}).input("G", kFloat, {1, 1, 3, 2}).output("Y");
+      m.attr("mode", onnx::AttributeProto::STRING)->set_s(mode);
+      m.attr("padding_mode", onnx::AttributeProto::STRING)->set_s(padding);
+      m.attr_int("align_corners", 1);
+      auto r = plan_and_run(
+          m, {{"X", {kFloat, {1, 1, 2, 2}, x.data()}}, {"G", {kFloat, {1, 1, 3, 2}, grid.data()}}});
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      const auto y = values<float>((*r)[0]);
+      ASSERT_EQ(y.size(), 3u);
+      if (std::string(padding) == "zeros") {
+        EXPECT_EQ(y, (std::vector<float>{0, 0, 0})) << mode;
+      } else {
+        // (+inf, +inf) is the bottom-right pixel, (-inf, -inf) the top-left.
+        EXPECT_NEAR(y[0], 4.0f, 1e-5f) << mode;
+        EXPECT_NEAR(y[1], 1.0f, 1e-5f) << mode;
+      }
+    }
+  }
+}
+
+TEST(HostileOps, OneHotFloatIndicesPastInt64AreOutOfRange) {
+  // 1e30 and NaN as float indices: a row of `off`, not an undefined cast.
+  const std::vector<float> idx = {1e30f, std::numeric_limits<float>::quiet_NaN(), 1.0f};
+  OneNode m("OneHot", "oh", 11);
+  m.input("I", kFloat, {3}).ints("D", {3}, true);
+  add_floats(m, "V", {2}, {0.0f, 1.0f});
+  m.output("Y");
+  auto r = plan_and_run(m, {{"I", {kFloat, {3}, idx.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{0, 0, 0, 0, 0, 0, 0, 1, 0}));
+}
+
+TEST(HostileOps, RecurrentHiddenSizeWhoseGateRowsOverflowIsRefused) {
+  // An empty R [1, 0, 2^62]: 4 gates x 2^62 rows wrapped to 0 and matched W [1, 0, 1].
+  const int64_t h = int64_t(1) << 62;
+  std::vector<float> x(1, 1.0f);
+  OneNode m("LSTM", "lstm", 14);
+  m.input("X", kFloat, {1, 1, 1}).input("W", kFloat, {1, 0, 1}).input("R", kFloat, {1, 0, h});
+  m.output("Y");
+  expect_error(plan_and_run(m, {{"X", {kFloat, {1, 1, 1}, x.data()}},
+                                {"W", {kFloat, {1, 0, 1}, nullptr}},
+                                {"R", {kFloat, {1, 0, h}, nullptr}}}),
+               {"node 'lstm' (LSTM)", "hidden size " + std::to_string(h), "overflows int64"});
+}
+
+TEST(HostileOps, EmptyOutputsWithHugeOuterDimsRunInNoTime) {
+  // [4, 2^40, 0]: no element, but 2^42 rows of length 0, which the softmax
+  // and layer-norm loops used to walk one by one (hours).
+  const int64_t big = int64_t(1) << 40;
+  const Shape shape{4, big, 0};
+  for (const char* op : {"Softmax", "LayerNormalization", "Relu"}) {
+    OneNode m(op, "e", 17);
+    m.input("X", kFloat, shape);
+    if (std::string(op) == "LayerNormalization") add_floats(m, "S", {0}, {});
+    m.output("Y");
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = plan_and_run(m, {{"X", {kFloat, shape, nullptr}}});
+    ASSERT_TRUE(r.ok()) << op << ": " << r.status().message();
+    EXPECT_EQ((*r)[0].shape(), shape) << op;
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0)
+        << op;
+  }
+}
+
+// Equations the direct loop could not finish (2^36 steps; 10.9 s for 2^32)
+// run in well under a second as sums and pairwise products (einsum_plan.h),
+// with the answers of a reference computed here.
+TEST(HostileOps, EinsumPairwisePlansRunQuickly) {
+  const auto t0 = std::chrono::steady_clock::now();
+  // 36 operands of [2], one subscript each: the product of their sums, and
+  // with two subscripts kept the outer product of those two scaled by the rest.
+  {
+    std::string lhs;
+    std::vector<std::vector<float>> data(36);
+    std::map<std::string, Fed> feeds;
+    double all = 1;
+    for (int i = 0; i < 36; ++i) {
+      data[size_t(i)] = {1.0f + 0.01f * float(i), 0.5f - 0.02f * float(i)};
+      all *= double(data[size_t(i)][0]) + double(data[size_t(i)][1]);
+      lhs += (i ? "," : "") + std::string(1, char(i < 26 ? 'a' + i : 'A' + i - 26));
+    }
+    for (const std::string out : {"", "bd"}) {
+      OneNode m("Einsum", "many", 13);
+      for (int i = 0; i < 36; ++i) {
+        const std::string name = "x" + std::to_string(i);
+        m.input(name, kFloat, {2});
+        feeds[name] = {kFloat, {2}, data[size_t(i)].data()};
+      }
+      m.output("y");
+      m.attr("equation", onnx::AttributeProto::STRING)->set_s(lhs + "->" + out);
+      auto r = plan_and_run(m, feeds);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      const std::vector<float> got = values<float>((*r)[0]);
+      if (out.empty()) {
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_NEAR(got[0], all, 1e-4 * std::abs(all));
+        continue;
+      }
+      ASSERT_EQ(got.size(), 4u);
+      const auto& b = data[1];
+      const auto& d = data[3];
+      const double rest = all / ((double(b[0]) + b[1]) * (double(d[0]) + d[1]));
+      for (size_t i = 0; i < 2; ++i) {
+        for (size_t j = 0; j < 2; ++j) {
+          const double want = rest * b[i] * d[j];
+          EXPECT_NEAR(got[i * 2 + j], want, 1e-4 * std::abs(want)) << i << "," << j;
+        }
+      }
+    }
+  }
+  // "abcd,cdef->abef" at 16 per subscript: one 256 x 256 x 256 product.
+  {
+    const int64_t s = 16, q = s * s;
+    std::vector<float> x(size_t(q * q)), y(size_t(q * q));
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = float(int64_t(i * 7919 % 23) - 11) / 8.0f;
+      y[i] = float(int64_t(i * 104729 % 19) - 9) / 4.0f;
+    }
+    OneNode m("Einsum", "chain", 13);
+    m.input("x", kFloat, {s, s, s, s}).input("y", kFloat, {s, s, s, s}).output("z");
+    m.attr("equation", onnx::AttributeProto::STRING)->set_s("abcd,cdef->abef");
+    auto r = plan_and_run(
+        m, {{"x", {kFloat, {s, s, s, s}, x.data()}}, {"y", {kFloat, {s, s, s, s}, y.data()}}});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const std::vector<float> got = values<float>((*r)[0]);
+    ASSERT_EQ(got.size(), size_t(q * q));
+    size_t bad = 0;
+    for (int64_t ab = 0; ab < q; ++ab) {
+      for (int64_t ef = 0; ef < q; ++ef) {
+        double want = 0;
+        for (int64_t cd = 0; cd < q; ++cd)
+          want += double(x[size_t(ab * q + cd)]) * y[size_t(cd * q + ef)];
+        // Inputs are multiples of 1/32 with few bits: float sums are exact here.
+        if (got[size_t(ab * q + ef)] != float(want)) ++bad;
+      }
+    }
+    EXPECT_EQ(bad, 0u);
+  }
+  // "abcd,efgh->" at [16]^4: a product of two sums.
+  {
+    const Shape shape = {16, 16, 16, 16};
+    std::vector<float> x(65536), y(65536);
+    double sx = 0, sy = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = float(i % 5) * 0.25f;
+      y[i] = float(i % 3) * 0.5f - 0.25f;
+      sx += x[i];
+      sy += y[i];
+    }
+    OneNode m("Einsum", "sums", 13);
+    m.input("x", kFloat, shape).input("y", kFloat, shape).output("z");
+    m.attr("equation", onnx::AttributeProto::STRING)->set_s("abcd,efgh->");
+    auto r = plan_and_run(m, {{"x", {kFloat, shape, x.data()}}, {"y", {kFloat, shape, y.data()}}});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{float(sx * sy)}));
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+}
+
+// A node may have thousands of inputs: the plan stays quadratic in their
+// count (einsum_plan.cc, kFullSearchTerms) and the run linear.
+TEST(HostileOps, EinsumOfThousandsOfOperandsPlansQuickly) {
+  constexpr int kOperands = 4000;
+  OneNode m("Einsum", "wide", 13);
+  const std::vector<float> ones = {1, 1};
+  std::map<std::string, Fed> feeds;
+  std::string lhs;
+  for (int i = 0; i < kOperands; ++i) {
+    const std::string name = "x" + std::to_string(i);
+    m.input(name, kFloat, {2});
+    feeds[name] = {kFloat, {2}, ones.data()};
+    const int l = i % 52;
+    lhs += (i ? "," : "") + std::string(1, char(l < 26 ? 'a' + l : 'A' + l - 26));
+  }
+  m.output("y");
+  m.attr("equation", onnx::AttributeProto::STRING)->set_s(lhs + "->ba");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = plan_and_run(m, feeds);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // Each of the 50 summed subscripts contributes a sum of two products of ones.
+  EXPECT_EQ(values<float>((*r)[0]), std::vector<float>(4, std::ldexp(1.0f, 50)));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+}
+
+// Each intermediate reserves its bytes against the memory budget when the run
+// creates it. Every pairwise order of "ab,ac,ad,bc,bd,cd->" (a clique) holds
+// three subscripts at once: 1 MiB at 64 each, from operands of 16 KiB. With all
+// but 512 KiB of the budget held elsewhere the plan passes (each size alone is
+// within the budget) and the run fails naming the node; with the budget free
+// it runs and gives the reference sum.
+TEST(HostileOps, EinsumIntermediatesReserveTheBudgetWhenTheyAreMade) {
+  constexpr int64_t n = 64;
+  OneNode m("Einsum", "clique", 13);
+  std::vector<std::vector<float>> x(6, std::vector<float>(size_t(n * n)));
+  std::map<std::string, Fed> feeds;
+  for (size_t i = 0; i < x.size(); ++i) {
+    for (size_t e = 0; e < x[i].size(); ++e) x[i][e] = 0.5f + float((e * (i + 3)) % 7) / 14.0f;
+    const std::string name = "x" + std::to_string(i);
+    m.input(name, kFloat, {n, n});
+    feeds[name] = {kFloat, {n, n}, x[i].data()};
+  }
+  m.output("y");
+  m.attr("equation", onnx::AttributeProto::STRING)->set_s("ab,ac,ad,bc,bd,cd->");
+  {
+    auto hog = reserve_memory(memory_budget_bytes() - memory_in_use() - (512 << 10), "the test");
+    ASSERT_TRUE(hog.ok()) << hog.status().message();
+    expect_error(plan_and_run(m, feeds),
+                 {"node 'clique' (Einsum)", "Einsum intermediate [", "are live", "memory budget"});
+  }
+  auto r = plan_and_run(m, feeds);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // x0..x5 are ab, ac, ad, bc, bd, cd.
+  auto at = [&](size_t i, int64_t p, int64_t q) { return double(x[i][size_t(p * n + q)]); };
+  double want = 0;
+  for (int64_t a = 0; a < n; ++a) {
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t c = 0; c < n; ++c) {
+        const double abc = at(0, a, b) * at(1, a, c) * at(3, b, c);
+        for (int64_t d = 0; d < n; ++d) want += abc * at(2, a, d) * at(4, b, d) * at(5, c, d);
+      }
+    }
+  }
+  const std::vector<float> got = values<float>((*r)[0]);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_NEAR(got[0], want, 1e-4 * want);
 }
 
 // ---- Differential fuzzing against ONNX Runtime (tools/difffuzz): nodes ONNX refuses ----

@@ -1,4 +1,4 @@
-// Lineage-bound MatMulNBits packs through the CLI (SPEC 4.5): `compile` writes
+// Lineage-bound MatMulNBits packs through the CLI (format.md §4.5): `compile` writes
 // one entry per weight with its lineage; a run maps every one; editing one
 // scale makes exactly that weight a stale_digest miss naming the role, the
 // others stay hits, and the outputs agree with ONNX Runtime on the edited

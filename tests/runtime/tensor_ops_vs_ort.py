@@ -224,6 +224,65 @@ def einsum_cases():
              "x1": RNG.integers(-5, 5, (4, 2)).astype(np.int64)}
     n = helper.make_node("Einsum", ["x0", "x1"], ["Y"], equation="ij,jk->ik")
     yield Case("einsum12_int64", 12, [n], feeds, out_type=TensorProto.INT64)
+    yield from einsum_pairwise_cases()
+
+
+def einsum_pairwise_cases():
+    """Equations the pairwise plan splits into sums and products (einsum_plan.h)."""
+    eqs = [
+        ("chain3", "ab,bc,cd->ad", [(4, 5), (5, 6), (6, 3)]),
+        ("chain4", "ab,bc,cd,de->ae", [(3, 4), (4, 5), (5, 6), (6, 2)]),
+        ("chain4_batch", "bij,bjk,bkl,blm->bim", [(2, 3, 4), (2, 4, 5), (2, 5, 3), (2, 3, 2)]),
+        ("chain4_kept", "ab,bc,cd,de->abcde", [(2, 3), (3, 4), (4, 2), (2, 3)]),
+        ("star", "ai,bi,ci,i->abc", [(3, 7), (2, 7), (4, 7), (7,)]),
+        ("diag_in_chain", "iij,jk,k->i", [(4, 4, 5), (5, 6), (6,)]),
+        ("outer3", "i,j,k->kji", [(3,), (4,), (2,)]),
+        ("hadamard3", "ij,ij,ij->ji", [(3, 4), (3, 4), (3, 4)]),
+        ("ellipsis3", "...ij,...jk,...kl->...il", [(2, 1, 3, 4), (1, 3, 4, 5), (2, 3, 5, 2)]),
+        ("lonely_sums", "abc,cd,ef->ad", [(2, 3, 4), (4, 5), (3, 2)]),
+        ("implicit3", "ij,jk,kl", [(3, 4), (4, 5), (5, 2)]),
+        ("abcd_cdef", "abcd,cdef->abef", [(16,) * 4, (16,) * 4]),
+    ]
+    for name, eq, shapes in eqs:
+        feeds = {f"x{i}": RNG.standard_normal(s).astype(np.float32) for i, s in enumerate(shapes)}
+        n = helper.make_node("Einsum", list(feeds), ["Y"], equation=eq)
+        yield Case(f"einsum12_{name}", 12, [n], feeds)
+    # A product of two sums of 65536 elements; positive so that neither sum cancels (a float
+    # sum near zero would compare rounding, not the plan).
+    feeds = {f"x{i}": RNG.uniform(0, 1, (16,) * 4).astype(np.float32) for i in range(2)}
+    n = helper.make_node("Einsum", list(feeds), ["Y"], equation="abcd,efgh->")
+    yield Case("einsum12_abcd_efgh", 12, [n], feeds)
+    # 36 operands of [2], one subscript each: 2^36 steps for a direct loop.
+    letters = [chr(ord("a") + i) for i in range(26)] + [chr(ord("A") + i) for i in range(10)]
+    for out in ("", "bD", "Da"):
+        feeds = {f"x{i}": RNG.uniform(0.5, 1.5, (2,)).astype(np.float32) for i in range(36)}
+        n = helper.make_node("Einsum", list(feeds), ["Y"], equation=",".join(letters) + "->" + out)
+        yield Case(f"einsum12_many36_{out or 'scalar'}", 12, [n], feeds)
+    # Integer and double operands (integers compare exactly).
+    typed = [
+        ("int32_chain3", np.int32, TensorProto.INT32, "ab,bc,cd->ad", [(4, 5), (5, 6), (6, 3)]),
+        ("int32_diag", np.int32, TensorProto.INT32, "ii->i", [(4, 4)]),
+        ("int32_trace_sum", np.int32, TensorProto.INT32, "iij,j->", [(3, 3, 4), (4,)]),
+        ("int64_chain4", np.int64, TensorProto.INT64, "bij,bjk,bkl,blm->bim",
+         [(2, 3, 4), (2, 4, 5), (2, 5, 3), (2, 3, 2)]),
+        ("int64_outer", np.int64, TensorProto.INT64, "i,j->ji", [(3,), (4,)]),
+        ("int64_many36", np.int64, TensorProto.INT64, ",".join(letters) + "->a", [(2,)] * 36),
+        ("double_chain3", np.float64, TensorProto.DOUBLE, "abc,cd,de->abe",
+         [(2, 3, 4), (4, 5), (5, 2)]),
+        ("double_attention", np.float64, TensorProto.DOUBLE, "bhqd,bhkd->bhqk",
+         [(1, 2, 3, 4), (1, 2, 5, 4)]),
+        ("double_abcd_efgh", np.float64, TensorProto.DOUBLE, "abcd,efgh->", [(8,) * 4, (8,) * 4]),
+    ]
+    for name, np_type, onnx_type, eq, shapes in typed:
+        if np_type == np.float64:
+            feeds = {f"x{i}": RNG.standard_normal(s) for i, s in enumerate(shapes)}
+        else:
+            feeds = {f"x{i}": RNG.integers(-4, 5, s).astype(np_type) for i, s in enumerate(shapes)}
+        if name == "int64_many36":
+            # Sums of 1 or 2: the product of 36 of them stays within int64.
+            feeds = {k: np.array([RNG.integers(0, 2), 1], np_type) for k in feeds}
+        n = helper.make_node("Einsum", list(feeds), ["Y"], equation=eq)
+        yield Case(f"einsum12_{name}", 12, [n], feeds, out_type=onnx_type)
 
 
 def grid_sample_cases():

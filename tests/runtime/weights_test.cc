@@ -1,6 +1,6 @@
 // Weight preparation through the resolver: a cache hit and a miss give the
 // same output bytes, and corrupted cache entries become misses without
-// changing outputs (SPEC 4.3, 4.4, 7.1).
+// changing outputs (format.md §4.3, 4.4, 7.1).
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -55,11 +55,13 @@ std::vector<float> pseudo_random_floats(size_t n, uint32_t seed) {
 namespace {
 
 void add_io(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name,
-            std::vector<int64_t> dims, const std::string& dyn0) {
+            std::vector<int64_t> dims, const std::string& dyn0,
+            int32_t type = onnx::TensorProto::FLOAT) {
   auto* v = list->Add();
   v->set_name(name);
   auto* tt = v->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->set_elem_type(type);
+  tt->mutable_shape();  // a scalar has a shape of rank 0
   for (size_t i = 0; i < dims.size(); ++i) {
     auto* d = tt->mutable_shape()->add_dim();
     if (i == 0 && !dyn0.empty())
@@ -129,6 +131,38 @@ int run_command(const std::string& cmd, std::string* output) {
   int rc = ::pclose(p);
   if (output) *output = out;
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+onnx::ModelProto make_runaway_loop() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name("onnx-prepack-tests");
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("runaway_loop");
+  add_io(g->mutable_input(), "M", {}, "", onnx::TensorProto::INT64);
+  add_io(g->mutable_input(), "cond", {}, "", onnx::TensorProto::BOOL);
+  add_io(g->mutable_input(), "a0", {1}, "");
+  add_io(g->mutable_output(), "out", {1}, "");
+  *g->add_initializer() = float_tensor("one", {1}, {1.0f});
+  onnx::GraphProto body;
+  body.set_name("body");
+  add_io(body.mutable_input(), "i", {}, "", onnx::TensorProto::INT64);
+  add_io(body.mutable_input(), "c", {}, "", onnx::TensorProto::BOOL);
+  add_io(body.mutable_input(), "acc", {1}, "");
+  add_io(body.mutable_output(), "c2", {}, "", onnx::TensorProto::BOOL);
+  add_io(body.mutable_output(), "acc2", {1}, "");
+  add_node(&body, "Identity", {"c"}, {"c2"});
+  add_node(&body, "Add", {"acc", "one"}, {"acc2"});
+  auto* loop = add_node(g, "Loop", {"M", "cond", "a0"}, {"out"});
+  loop->set_name("runaway");
+  auto* attr = loop->add_attribute();
+  attr->set_name("body");
+  attr->set_type(onnx::AttributeProto::GRAPH);
+  *attr->mutable_g() = std::move(body);
+  return m;
 }
 
 }  // namespace onnx_prepack::testing

@@ -28,6 +28,12 @@ std::vector<float> pseudo_random_floats(size_t n, uint32_t seed);
 // y = relu(x @ W1 + b1) @ W2 + b2 with x [batch, in]; opset 13, IR 8 (loads in onnx 1.12).
 onnx::ModelProto make_mlp(int in, int hidden, int out, uint32_t seed);
 
+// A Loop ("runaway") whose trip count and condition are fed: inputs M (int64
+// scalar), cond (bool scalar), a0 (float [1]); output out = a0 + the number of
+// iterations (the body adds 1 and keeps cond). M = 2^62 with cond true runs
+// for ever but for a deadline (issue 18). Opset 13, IR 8.
+onnx::ModelProto make_runaway_loop();
+
 void write_bytes(const std::string& path, const std::string& bytes);
 std::string read_bytes(const std::string& path);
 // Runs a shell command; returns its exit status and captures stdout+stderr.

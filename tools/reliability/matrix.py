@@ -26,26 +26,36 @@ TIMEOUT = 60
 
 
 class Tally:
+    """Per class: cases, then the failures of each kind (COLUMNS)."""
+    COLUMNS = ("crashes", "wrong", "hangs", "over_budget", "accepted_invalid", "messages")
+
     def __init__(self):
         self.rows = {}
 
-    def add(self, cls, crash=False, wrong=False, hang=False, note=None):
-        r = self.rows.setdefault(cls, [0, 0, 0, 0, []])
+    def add(self, cls, crash=False, wrong=False, hang=False, note=None, over_budget=False,
+            accepted_invalid=False, message=False):
+        r = self.rows.setdefault(cls, [0] * (1 + len(self.COLUMNS)) + [[]])
+        bad = (crash, wrong, hang, over_budget, accepted_invalid, message)
         r[0] += 1
-        r[1] += crash
-        r[2] += wrong
-        r[3] += hang
-        if note and len(r[4]) < 3 and (crash or wrong or hang):
-            r[4].append(note)
+        for i, b in enumerate(bad):
+            r[1 + i] += bool(b)
+        if note and len(r[-1]) < 3 and any(bad):
+            r[-1].append(note)
+
+    def skip(self, cls):
+        self.rows.setdefault(cls, [0] * (1 + len(self.COLUMNS)) + [[]])
 
     def print(self):
-        print(f"{'class':34} {'cases':>6} {'crashes':>8} {'wrong':>6} {'hangs':>6}")
+        heads = ["cases"] + [c.replace("_", " ") for c in self.COLUMNS]
+        width = max([34] + [len(c) for c in self.rows])
+        print(f"{'class':{width}} " + " ".join(f"{h:>{max(6, len(h))}}" for h in heads))
         bad = 0
-        for cls, (n, c, w, h, notes) in self.rows.items():
-            print(f"{cls:34} {n:6d} {c:8d} {w:6d} {h:6d}")
-            for note in notes:
+        for cls, r in self.rows.items():
+            print(f"{cls:{width}} " + " ".join(f"{v:{max(6, len(h))}d}"
+                                                  for h, v in zip(heads, r[:-1])))
+            for note in r[-1]:
                 print(f"    {note}")
-            bad += c + w + h
+            bad += sum(r[1:-1])
         return bad
 
 
@@ -111,29 +121,26 @@ def data_file(folder, model_name):
     return None
 
 
+def inspect_json(cli, model):
+    import json
+    rc, text = run([cli, "inspect", model, "--json"])
+    return json.loads(text.split(b"\n{", 1)[-1] if not text.startswith(b"{") else text)
+
+
 def payload_end(cli, model):
     """End of the payload region: payloads come first in a compiled data file."""
-    rc, text = run([cli, "inspect", model, "--json"])
-    import json
-    j = json.loads(text.split(b"\n{", 1)[-1] if not text.startswith(b"{") else text)
     end = 0
-    for ct in j.get("compiled_tensors", []):
+    for ct in inspect_json(cli, model).get("compiled_tensors", []):
         if "offset" in ct:
             end = max(end, int(ct["offset"]) + int(ct["payload_bytes"]))
     return end
 
 
-def mutation_classes(cli, base, tally, rng, n, work):
+def mutate_compiled(cli, tally, rng, n, work, pristine, label):
+    """`n` mutations of pristine/c.onnx and its data file, each judged against
+    --weights plain; `label(kind, policy)` names the class of each."""
     memo = os.path.join(work, "memo")
     case = Case(cli, memo)
-    pristine = os.path.join(work, "pristine")
-    os.makedirs(pristine)
-    m = os.path.join(pristine, "m.onnx")
-    run([cli, "generate", "mlp", "--layers", "3", "--width", "96", "-o", m])
-    rc, text = run([cli, "compile", m, "-o", os.path.join(pristine, "c.onnx"), "--target", "host",
-                    "--memo-dir", memo])
-    if rc != 0:
-        sys.exit(f"compile failed: {text!r}")
     end = payload_end(cli, os.path.join(pristine, "c.onnx"))
     d = os.path.join(work, "case")
     for i in range(n):
@@ -163,7 +170,59 @@ def mutation_classes(cli, base, tally, rng, n, work):
             with open(c, "wb") as f:
                 f.write(raw)
             cls = "payload flip + model byte deleted"
-        case.judge(tally, f"{cls} ({policy})", c, ["--verify", policy], work)
+        case.judge(tally, label(cls, policy), c, ["--verify", policy], work)
+
+
+def compile_pristine(cli, model, pristine, memo):
+    """Compiles `model` into pristine/c.onnx; the error, or None."""
+    rc, text = run([cli, "compile", model, "-o", os.path.join(pristine, "c.onnx"), "--target",
+                    "host", "--memo-dir", memo])
+    return None if rc == 0 else f"compile failed (rc {rc}): {text[-300:]!r}"
+
+
+def mutation_classes(cli, base, tally, rng, n, work):
+    memo = os.path.join(work, "memo")
+    pristine = os.path.join(work, "pristine")
+    os.makedirs(pristine)
+    m = os.path.join(pristine, "m.onnx")
+    run([cli, "generate", "mlp", "--layers", "3", "--width", "96", "-o", m])
+    err = compile_pristine(cli, m, pristine, memo)
+    if err:
+        sys.exit(err)
+    mutate_compiled(cli, tally, rng, n, work, pristine, lambda cls, policy: f"{cls} ({policy})")
+
+
+def family_classes(cli, tally, rng, n, work):
+    """The same mutations on a model of every pack family and layout
+    (family_models.py): each must have compiled entries of its family's
+    formats, or the class fails."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import family_models
+    import onnx
+    memo = os.path.join(work, "memo")
+    for name, (model, prefix) in family_models.family_models().items():
+        fam = os.path.join(work, name)
+        pristine = os.path.join(fam, "pristine")
+        os.makedirs(pristine)
+        m = os.path.join(pristine, "m.onnx")
+        onnx.save(model, m)
+        label = lambda cls, policy, name=name: f"entries {name} ({policy})"
+        err = compile_pristine(cli, m, pristine, memo)
+        formats = [] if err else [ct.get("format", "") for ct in
+                                  inspect_json(cli, os.path.join(pristine, "c.onnx"))
+                                  .get("compiled_tensors", [])]
+        hits = 0
+        if formats:  # the pristine entries must be what the run uses
+            import json
+            rc, text = run([cli, "run", os.path.join(pristine, "c.onnx"), "--json", "--input",
+                            "x=random", "--memo-dir", memo])
+            hits = json.loads(text[text.index(b"{"):])["totals"]["hits"] if rc == 0 else 0
+        if err or not formats or not all(f.startswith(prefix) for f in formats) or not hits:
+            for policy in ("full", "memo"):
+                tally.add(label("", policy), wrong=True,
+                          note=f"{name}: no {prefix}* entries hit: {err or formats}, {hits} hits")
+            continue
+        mutate_compiled(cli, tally, rng, n, fam, pristine, label)
 
 
 def store_classes(cli, tally, rng, n, work):
@@ -239,7 +298,7 @@ def kill_writers(cli, tally, rng, n, work):
 
 def disk_full(cli, tally, step_kib, work):
     if os.geteuid() != 0:
-        tally.rows.setdefault("disk full (skipped: not root)", [0, 0, 0, 0, []])
+        tally.skip("disk full (skipped: not root)")
         return
     memo = os.path.join(work, "memo")
     case = Case(cli, memo)
@@ -248,7 +307,7 @@ def disk_full(cli, tally, step_kib, work):
     mnt = os.path.join(work, "tmpfs")
     os.makedirs(mnt)
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", mnt]).returncode != 0:
-        tally.rows.setdefault("disk full (skipped: mount failed)", [0, 0, 0, 0, []])
+        tally.skip("disk full (skipped: mount failed)")
         return
     try:
         for free_kib in range(0, 3072 + 1, step_kib):
@@ -296,6 +355,82 @@ def hostile(cli, tally, work):
             tally.add("hostile models", crashed(rc), False, rc == 124, f"{cmd} {f}: rc {rc}")
 
 
+def run_measured(cmd, timeout, env):
+    """Runs `cmd`; (exit code or 124 on timeout, output, the child's own peak
+    RSS in KiB from wait4, seconds)."""
+    import threading
+    with tempfile.TemporaryFile() as out:
+        t0 = time.time()
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        timed_out = []
+        timer = threading.Timer(timeout, lambda: (timed_out.append(1), p.kill()))
+        timer.start()
+        _, status, usage = os.wait4(p.pid, 0)
+        timer.cancel()
+        seconds = time.time() - t0
+        p.returncode = rc = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        text = out.read()
+    return (124 if timed_out else rc), text, usage.ru_maxrss, seconds
+
+
+OPS_BUDGET_MIB = 256
+OPS_TIMEOUT = 10
+
+
+def ops_classes(cli, tally, work):
+    """The hostile operator cases (hostile_ops.py), each run by the CLI under
+    a 256 MiB memory budget: crashes, hangs (10 s or the case's bound), peak
+    RSS past the budget + 64 MiB, wrong answers, invalid models accepted,
+    refusals without exit 2 or without the node, op and values."""
+    import json
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import hostile_ops
+    import numpy as np
+    import onnx
+    env = dict(os.environ, ONNX_PREPACK_MEMORY_BUDGET=f"{OPS_BUDGET_MIB}M")
+    for i, c in enumerate(hostile_ops.all_cases()):
+        d = os.path.join(work, str(i))
+        os.makedirs(d)
+        model = os.path.join(d, "m.onnx")
+        onnx.save(c.model, model)
+        cmd = [cli, "run", model, "--json", "--output-dir", os.path.join(d, "out")]
+        for name, value in c.feeds.items():
+            np.save(os.path.join(d, f"in_{name}.npy"), value)
+            cmd += ["--input", f"{name}={os.path.join(d, f'in_{name}.npy')}"]
+        rc, text, rss_kib, seconds = run_measured(cmd, OPS_TIMEOUT, env)
+        note = f"{c.name}: rc {rc}, {seconds:.1f} s, rss {rss_kib >> 10} MiB: {text[-400:]!r}"
+        crash, hang = crashed(rc), rc == 124
+        slow = c.seconds is not None and seconds > c.seconds
+        over = rss_kib > (OPS_BUDGET_MIB + 64) * 1024
+        wrong = accepted = message = False
+        refusal = c.error or c.invalid
+        if refusal is not None:
+            if rc == 0:
+                accepted, wrong = c.invalid is not None, c.error is not None
+            elif not crash and not hang:
+                message = rc != 2 or not all(part.encode() in text for part in refusal)
+        elif rc != 0:
+            wrong = not crash and not hang
+        else:
+            for name, value in c.want.items():
+                f = os.path.join(d, "out", name + ".npy")
+                got = np.load(f) if os.path.exists(f) else None
+                if got is None or got.shape != value.shape or got.dtype != value.dtype:
+                    wrong = True
+                elif c.rtol is not None:
+                    wrong = wrong or not np.allclose(got, value, rtol=c.rtol, atol=0)
+                else:
+                    wrong = wrong or not np.array_equal(got, value)
+            if c.plan_seconds is not None:
+                plan_s = json.loads(text[text.index(b"{"):])["timings_ms"]["plan"] / 1000
+                slow = slow or plan_s > c.plan_seconds
+                note = f"{c.name}: plan {plan_s:.2f} s; " + note
+        tally.add(c.cls, crash, wrong, hang or slow, note, over_budget=over,
+                  accepted_invalid=accepted, message=message)
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)
@@ -304,13 +439,17 @@ def main():
     ap.add_argument("--mutations", type=int, help="model payload/metadata mutations")
     ap.add_argument("--store-mutations", type=int)
     ap.add_argument("--kills", type=int, help="kill -9 during compile")
+    ap.add_argument("--family-mutations", type=int, help="mutations per pack-family model")
+    ap.add_argument("--only", help="run only these steps (comma-separated: mut, store, kill, "
+                    "writers, full, hostile, family, ops)")
     a = ap.parse_args()
     cli = os.path.abspath(a.cli)
     rng = random.Random(a.seed)
     tally = Tally()
-    sizes = dict(mut=2400, store=400, kills=100, writers=40, step=200) if a.long else \
-        dict(mut=48, store=12, kills=6, writers=4, step=1024)
-    for key, value in (("mut", a.mutations), ("store", a.store_mutations), ("kills", a.kills)):
+    sizes = dict(mut=2400, store=400, kills=100, writers=40, step=200, family=400) if a.long \
+        else dict(mut=48, store=12, kills=6, writers=4, step=1024, family=16)
+    for key, value in (("mut", a.mutations), ("store", a.store_mutations), ("kills", a.kills),
+                       ("family", a.family_mutations)):
         if value is not None:
             sizes[key] = value
     with tempfile.TemporaryDirectory(prefix="op-matrix-") as work:
@@ -318,14 +457,24 @@ def main():
             p = os.path.join(work, name)
             os.makedirs(p)
             return p
-        steps = [lambda: mutation_classes(cli, None, tally, rng, sizes["mut"], sub("mut")),
-                 lambda: store_classes(cli, tally, rng, sizes["store"], sub("store")),
-                 lambda: kill_compile(cli, tally, rng, sizes["kills"], sub("kill")),
-                 lambda: kill_writers(cli, tally, rng, sizes["writers"], sub("writers")),
-                 lambda: disk_full(cli, tally, sizes["step"], sub("full")),
-                 lambda: hostile(cli, tally, sub("hostile"))]
-        for step in steps:
+        steps = [("mut", lambda: mutation_classes(cli, None, tally, rng, sizes["mut"],
+                                                  sub("mut"))),
+                 ("store", lambda: store_classes(cli, tally, rng, sizes["store"], sub("store"))),
+                 ("kill", lambda: kill_compile(cli, tally, rng, sizes["kills"], sub("kill"))),
+                 ("writers", lambda: kill_writers(cli, tally, rng, sizes["writers"],
+                                                  sub("writers"))),
+                 ("full", lambda: disk_full(cli, tally, sizes["step"], sub("full"))),
+                 ("hostile", lambda: hostile(cli, tally, sub("hostile"))),
+                 ("family", lambda: family_classes(cli, tally, rng, sizes["family"],
+                                                   sub("family"))),
+                 ("ops", lambda: ops_classes(cli, tally, sub("ops")))]
+        only = set(a.only.split(",")) if a.only else None
+        for name, step in steps:
+            if only is not None and name not in only:
+                continue
+            t0 = time.time()
             step()
+            print(f"[{name}] {time.time() - t0:.1f} s", flush=True)
             if a.long:  # partial tables while a long run goes on
                 tally.print()
                 print(flush=True)

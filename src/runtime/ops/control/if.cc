@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "runtime/ops/control/control_ops.h"
+#include "runtime/run_limits.h"
 #include "runtime/session.h"
 #include "runtime/subgraph.h"
 
@@ -67,13 +68,17 @@ Result<std::unique_ptr<Kernel>> build_if(BuildContext& ctx) {
     if (all_known) return std::unique_ptr<Kernel>();
     std::shared_ptr<Subgraph> g(std::move(branch));
     return std::unique_ptr<Kernel>(new FnKernel([g, declared](const KernelIO& io) {
-      report_failure(io, g->run({}, io.in.subspan(size_t(declared)), io.out));
+      report_failure(io, g->run({}, io.in.subspan(size_t(declared)), io.out, io.limits));
     }));
   }
 
   auto then_r = Subgraph::plan(ctx, *then_g, {});
   auto else_r = Subgraph::plan(ctx, *else_g, {});
   if (!then_r.ok() && !else_r.ok()) return then_r.status();
+  // A branch stopped by the run's deadline is not one that cannot be planned.
+  for (const Status* st : {&then_r.status(), &else_r.status()}) {
+    if (is_stop(*st)) return *st;
+  }
   // A branch that needs a fed value to plan: the session pins the feeds and plans again.
   if (ctx.needed_unknown_value()) return (then_r.ok() ? else_r : then_r).status();
   if (!then_r.ok() || !else_r.ok()) {
@@ -95,7 +100,7 @@ Result<std::unique_ptr<Kernel>> build_if(BuildContext& ctx) {
     return std::unique_ptr<Kernel>(new FnKernel([ok_b, then_ok, why, declared](const KernelIO& io) {
       const bool c = *static_cast<const uint8_t*>(io.in[0]) != 0;
       if (c != then_ok) return report_failure(io, why);
-      report_failure(io, ok_b->run({}, io.in.subspan(size_t(declared)), io.out));
+      report_failure(io, ok_b->run({}, io.in.subspan(size_t(declared)), io.out, io.limits));
     }));
   }
   std::unique_ptr<Subgraph> then_b = std::move(*then_r), else_b = std::move(*else_r);
@@ -120,7 +125,7 @@ Result<std::unique_ptr<Kernel>> build_if(BuildContext& ctx) {
   std::shared_ptr<Subgraph> tg(std::move(then_b)), eg(std::move(else_b));
   return std::unique_ptr<Kernel>(new FnKernel([tg, eg, declared](const KernelIO& io) {
     bool c = *static_cast<const uint8_t*>(io.in[0]) != 0;
-    report_failure(io, (c ? tg : eg)->run({}, io.in.subspan(size_t(declared)), io.out));
+    report_failure(io, (c ? tg : eg)->run({}, io.in.subspan(size_t(declared)), io.out, io.limits));
   }));
 }
 

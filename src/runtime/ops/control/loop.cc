@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "runtime/ops/control/control_ops.h"
+#include "runtime/run_limits.h"
 #include "runtime/session.h"
 #include "runtime/subgraph.h"
 
@@ -22,8 +23,9 @@ constexpr int64_t kMaxPlanTimeIterations = int64_t(1) << 24;
 // that grows at every iteration would otherwise plan millions of times.
 constexpr int64_t kMaxPlanTimePlans = int64_t(1) << 14;
 
+// Of a checked shape: a value's, or a slice of one checked with its count.
 size_t nbytes_of(int32_t dtype, const Shape& shape) {
-  return size_t(shape_numel(shape)) * dtype_size(dtype);
+  return size_t(shape_numel(shape)) * dtype_size(dtype);  // dims-lint: ok (checked shape)
 }
 
 HostTensor scalar_int64(int64_t v) {
@@ -85,6 +87,11 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
     return Subgraph::plan(ctx, body, formal);
   };
   while ((!trips || it < *trips) && cond) {
+    // The message is built only when the run stops (2^24 iterations may run here).
+    auto at = [&] { return ctx.where() + " iteration " + std::to_string(it) + " (at plan time)"; };
+    const RunLimits* limits = ctx.limits();
+    if (limits != nullptr && limits->active() && limits->stop_now())
+      return limits->stop_status(at());
     if (it >= kMaxPlanTimeIterations) {
       return ctx.error("more than " + std::to_string(kMaxPlanTimeIterations) +
                        " iterations at plan time");
@@ -125,7 +132,8 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
     }
     std::vector<const void*> formal{iter.data(), c.data()};
     for (const auto& t : carried) formal.push_back(t.data());
-    OP_RETURN_IF_ERROR(sub->run(formal, outer, out_ptrs));
+    if (Status st = sub->run(formal, outer, out_ptrs, limits); !st.ok())
+      return is_stop(st) ? st.with_context(at()) : st;
     if (results[0].dtype() != kBool || results[0].numel() != 1) {
       return ctx.error("body's condition output must be one bool");
     }
@@ -157,7 +165,8 @@ Status run_at_plan_time(BuildContext& ctx, const onnx::GraphProto& body, LoopSha
     Shape shape = slice;
     shape.insert(shape.begin(), it);
     if (checked_numel(shape) < 0) return ctx.error("scan output size overflows");
-    HostTensor out = HostTensor::allocate(dtype, shape);
+    OP_ASSIGN_OR_RETURN(HostTensor out,
+                        HostTensor::try_allocate(dtype, shape, ctx.where() + " scan output"));
     size_t bytes = nbytes_of(dtype, slice);
     for (int64_t t = 0; t < it; ++t) {
       if (bytes)
@@ -274,6 +283,7 @@ Result<std::unique_ptr<Kernel>> build_loop(BuildContext& ctx) {
   }
   const int declared = ctx.input_count();
   const int n_out = ctx.output_count();
+  const std::string where = ctx.where();
   std::shared_ptr<Subgraph> g(std::move(sub));
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
     // Loop-carried values live in the node's outputs (or scratch for unnamed ones).
@@ -308,7 +318,15 @@ Result<std::unique_ptr<Kernel>> build_loop(BuildContext& ctx) {
         outs[size_t(1 + ls.carried + k)] =
             base ? static_cast<uint8_t*>(base) + size_t(it) * slice_bytes[size_t(k)] : nullptr;
       }
-      report_failure(io, g->run(formal, outer, outs));
+      // Checked per iteration as well as per body node (a body whose nodes
+      // all fold runs none); the message is built only when the run stops.
+      auto at = [&] { return where + " iteration " + std::to_string(it); };
+      if (io.limits != nullptr && io.limits->active() && io.limits->stop_now())
+        return report_failure(io, io.limits->stop_status(at()));
+      Status st = g->run(formal, outer, outs, io.limits);
+      // A body node stopped: the message names this node and iteration too.
+      if (is_stop(st)) st = st.with_context(at());
+      if (!st.ok()) return report_failure(io, std::move(st));  // a failed body ends the loop
       ++it;
     }
   }));

@@ -47,6 +47,12 @@ Result<std::unique_ptr<Kernel>> build_recurrent(BuildContext& ctx, CellKind cell
   s.hidden = r->shape[2];
   int64_t hidden_attr = ctx.attr_int("hidden_size", s.hidden);
   const int64_t g = s.gates;
+  // gates * hidden (W, R) and B's 2 * gates * hidden must fit int64: an empty
+  // R ([1, 0, 2^62]) has a hidden size no tensor could hold.
+  if (!checked_mul(s.hidden, 2 * g)) {
+    return ctx.error("hidden size " + std::to_string(s.hidden) + " (R " + shape_string(r->shape) +
+                     ") times " + std::to_string(2 * g) + " gate rows overflows int64");
+  }
   if (hidden_attr != s.hidden || w->shape != Shape{s.dirs, g * s.hidden, s.input} ||
       r->shape != Shape{s.dirs, g * s.hidden, s.hidden}) {
     return ctx.error("W " + shape_string(w->shape) + " and R " + shape_string(r->shape) +

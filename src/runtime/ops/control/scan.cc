@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "runtime/ops/control/control_ops.h"
+#include "runtime/run_limits.h"
 #include "runtime/session.h"
 #include "runtime/subgraph.h"
 
@@ -130,6 +131,7 @@ Result<std::unique_ptr<Kernel>> build_scan(BuildContext& ctx) {
     out_views.push_back(axis_view(o.dtype, shape, axis));
   }
   const int declared = ctx.input_count();
+  const std::string where = ctx.where();
   std::shared_ptr<Subgraph> g(std::move(sub));
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
     // States live in the node's outputs; slices that are not contiguous
@@ -161,7 +163,14 @@ Result<std::unique_ptr<Kernel>> build_scan(BuildContext& ctx) {
         formal[size_t(n + j)] = slice;
       }
       for (int j = 0; j < k; ++j) outs[size_t(n + j)] = scratch[size_t(n + m + j)].data();
-      report_failure(io, g->run(formal, outer, outs));
+      // The message is built only when the run stops.
+      auto at = [&] { return where + " iteration " + std::to_string(t); };
+      if (io.limits != nullptr && io.limits->active() && io.limits->stop_now())
+        return report_failure(io, io.limits->stop_status(at()));
+      Status st = g->run(formal, outer, outs, io.limits);
+      // A body node stopped: the message names this node and iteration too.
+      if (is_stop(st)) st = st.with_context(at());
+      if (!st.ok()) return report_failure(io, std::move(st));  // a failed body ends the scan
       for (int j = 0; j < k; ++j) {
         if (io.out[size_t(n + j)] == nullptr) continue;
         int64_t step = out_dirs[size_t(j)] ? len - 1 - t : t;

@@ -169,9 +169,6 @@ Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
       ks && !ks->empty() && *ks != std::vector<int64_t>(w->shape.begin() + 2, w->shape.end())) {
     return ctx.error("kernel_shape does not match W " + shape_string(w->shape));
   }
-  for (int64_t p : pads) {  // onnx's inference refuses negative pads
-    if (p < 0) return ctx.error("pads must not be negative, got " + std::to_string(p));
-  }
   auto out_shape = ctx.attr_ints("output_shape");
   if (out_shape && out_shape->size() == r + 2)
     out_shape->erase(out_shape->begin(), out_shape->begin() + 2);
@@ -211,7 +208,19 @@ Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
         win.pad_begin[i] = pads[i];
         win.pad_end[i] = pads[i + r];
       }
-      win.out[i] = full - win.pad_begin[i] - win.pad_end[i];
+      // pads are the model's, unbounded: full - begin - end is checked.
+      const std::optional<int64_t> fb = checked_sub(full, win.pad_begin[i]);
+      const std::optional<int64_t> o = fb ? checked_sub(*fb, win.pad_end[i]) : std::nullopt;
+      if (!o) {
+        return ctx.error("pads " + std::to_string(win.pad_begin[i]) + " / " +
+                         std::to_string(win.pad_end[i]) + " overflow the output size of dim " +
+                         std::to_string(i));
+      }
+      win.out[i] = *o;
+      if (win.pad_begin[i] < 0 || win.pad_end[i] < 0) {  // onnx's inference refuses them
+        return ctx.error("pads must not be negative, got " + std::to_string(win.pad_begin[i]) +
+                         " / " + std::to_string(win.pad_end[i]));
+      }
     }
     if (win.out[i] < 0 || win.out[i] > (int64_t(1) << 32)) {
       return ctx.error("output size " + std::to_string(win.out[i]) + " is out of range");
@@ -219,7 +228,9 @@ Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
   }
   Shape out{x->shape[0], m};
   out.insert(out.end(), win.out.begin(), win.out.end());
-  if (shape_numel(out) > (int64_t(1) << 40)) return ctx.error("output is too large");
+  // Each spatial dim is at most 2^32, so their product may still overflow.
+  if (checked_product(out).value_or(kMaxElementCount) > (int64_t(1) << 40))
+    return ctx.error("output " + shape_string(out) + " is too large (more than 2^40 elements)");
   ctx.set_output(0, kFloat, out);
   const ConvGeometry g = to_geometry(win, x->shape[0], c, m, group);
   // The columns are a grouped 1x1 convolution of the input planes by the

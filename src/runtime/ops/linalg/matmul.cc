@@ -58,11 +58,11 @@ Result<std::unique_ptr<Kernel>> build_matmul(BuildContext& ctx) {
   if (!a_vec) out.push_back(m);
   if (!b_vec) out.push_back(n);
   ctx.set_output(0, kFloat, out);
-  int64_t batches = shape_numel(batch);
+  int64_t batches = shape_numel(batch);  // dims-lint: ok (broadcast_shapes checked it)
 
   // B is one 2-D matrix (no batch dims): A's batch rows fold into M.
   if (bs.size() == 2) {
-    int64_t rows = shape_numel(abatch) * m;
+    int64_t rows = shape_numel(abatch) * m;  // dims-lint: ok (A's dims)
     OP_ASSIGN_OR_RETURN(auto prep, b_vec ? Result<std::shared_ptr<const PreparedB>>(
                                                std::shared_ptr<const PreparedB>())
                                          : prepared_b(ctx, 1, false));

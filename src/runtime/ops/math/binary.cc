@@ -198,7 +198,7 @@ Result<std::unique_ptr<Kernel>> build_variadic(BuildContext& ctx) {
   std::vector<BroadcastPlan> plans;
   for (int i = 0; i < count; ++i)
     plans.push_back(make_broadcast_plan({out, ctx.input(i).shape}, out));
-  int64_t total = shape_numel(out);
+  int64_t total = shape_numel(out);  // dims-lint: ok (broadcast_inputs checked it)
   std::unique_ptr<Kernel> k;
   if (!dispatch_numeric(dt, [&](auto tag) {
         using T = typename decltype(tag)::type;

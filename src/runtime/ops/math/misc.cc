@@ -43,7 +43,8 @@ Result<std::unique_ptr<Kernel>> build_dropout(BuildContext& ctx) {
   ctx.set_output(0, x->dtype, x->shape);
   ctx.set_alias(0, 0);
   if (ctx.output_count() > 1) {
-    HostTensor mask = HostTensor::allocate(kBool, x->shape);
+    OP_ASSIGN_OR_RETURN(HostTensor mask,
+                        HostTensor::try_allocate(kBool, x->shape, ctx.where() + ": mask"));
     if (mask.nbytes()) std::memset(mask.mutable_data(), 1, mask.nbytes());
     ctx.set_output_value(1, std::move(mask));
   }
@@ -59,15 +60,17 @@ Result<std::unique_ptr<Kernel>> build_det(BuildContext& ctx) {
   int64_t m = x->shape[r - 1];
   Shape out(x->shape.begin(), x->shape.end() - 2);
   ctx.set_output(0, x->dtype, out);
-  int64_t batch = shape_numel(out);
+  int64_t batch = shape_numel(out);  // dims-lint: ok (X's leading dims)
   std::unique_ptr<Kernel> k;
   if (!dispatch_float(x->dtype, [&](auto tag) {
         using T = typename decltype(tag)::type;
         k = make_kernel([m, batch](const KernelIO& io) {
           const T* in = static_cast<const T*>(io.in[0]);
           T* o = static_cast<T*>(io.out[0]);
-          std::vector<double> a(size_t(m * m));
+          // M * M: X's last two dims.
+          std::vector<double> a(size_t(m * m));  // dims-lint: ok
           for (int64_t b = 0; b < batch; ++b) {
+            // dims-lint: ok (X's dims)
             for (int64_t i = 0; i < m * m; ++i) a[size_t(i)] = double(in[b * m * m + i]);
             double det = 1;
             for (int64_t c = 0; c < m && det != 0; ++c) {
@@ -111,7 +114,7 @@ Result<std::unique_ptr<Kernel>> build_window(BuildContext& ctx) {
   int32_t dt = int32_t(ctx.attr_int("output_datatype", kFloat));
   bool periodic = ctx.attr_int("periodic", 1) != 0;
   double den = double(periodic ? n : n - 1);
-  HostTensor out = HostTensor::allocate(dt, {n});
+  OP_ASSIGN_OR_RETURN(HostTensor out, HostTensor::try_allocate(dt, {n}, ctx.where() + ": output"));
   bool ok = dispatch_numeric(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* o = static_cast<T*>(out.mutable_data());

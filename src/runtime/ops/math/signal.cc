@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "kernels/vec_math/vec_half.h"
+#include "runtime/memory_account.h"
 #include "runtime/ops/math/common.h"
 
 namespace onnx_prepack::runtime::math {
@@ -176,6 +177,15 @@ Result<std::unique_ptr<Kernel>> build_mel_weight_matrix(BuildContext& ctx) {
     double hz = 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
     corner[size_t(i)] = int64_t(std::floor(double(dft_length + 1) * hz / double(rate)));
   }
+  // The double table and the output: sized by constants of the model, so held
+  // against the memory budget before either is allocated.
+  int32_t dt = int32_t(ctx.attr_int("output_datatype", kFloat));
+  OP_ASSIGN_OR_RETURN(uint64_t table_bytes,
+                      checked_tensor_bytes(kDouble, {bins, mels}, ctx.where() + ": mel table"));
+  OP_ASSIGN_OR_RETURN(MemoryReservation table,
+                      reserve_memory(table_bytes, ctx.where() + ": mel table"));
+  OP_ASSIGN_OR_RETURN(HostTensor out,
+                      HostTensor::try_allocate(dt, {bins, mels}, ctx.where() + ": output"));
   std::vector<double> w(size_t(bins * mels), 0.0);
   auto at = [&](int64_t row, int64_t col) -> double* {
     return row >= 0 && row < bins ? &w[size_t(row * mels + col)] : nullptr;
@@ -191,8 +201,6 @@ Result<std::unique_ptr<Kernel>> build_mel_weight_matrix(BuildContext& ctx) {
     for (int64_t j = c; j < b; ++j)
       if (double* p = at(j, m)) *p = double(b - j) / double(b - c);
   }
-  int32_t dt = int32_t(ctx.attr_int("output_datatype", kFloat));
-  HostTensor out = HostTensor::allocate(dt, {bins, mels});
   if (!dispatch_numeric(dt, [&](auto tag) {
         using T = typename decltype(tag)::type;
         T* o = static_cast<T*>(out.mutable_data());

@@ -19,7 +19,7 @@ Result<std::unique_ptr<Kernel>> build_layer_norm(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis", -1), rank, ctx));
   float eps = ctx.attr_float("epsilon", 1e-5f);
   Shape norm_shape(x->shape.begin() + axis, x->shape.end());
-  int64_t outer = 1, len = shape_numel(norm_shape);
+  int64_t outer = 1, len = shape_numel(norm_shape);  // dims-lint: ok (X's trailing dims)
   for (int64_t i = 0; i < axis; ++i) outer *= x->shape[size_t(i)];
   auto check_param = [&](const ValueDesc& p, const char* what) -> Status {
     auto r = broadcast_shapes(p.shape, norm_shape);
@@ -38,6 +38,7 @@ Result<std::unique_ptr<Kernel>> build_layer_norm(BuildContext& ctx) {
   std::vector<int64_t> bstr =
       has_bias ? broadcast_strides(ctx.input(2).shape, norm_shape) : std::vector<int64_t>();
   auto index_of = [norm_shape](const std::vector<int64_t>& strides) {
+    // dims-lint: ok (X's trailing dims)
     std::vector<int64_t> idx(size_t(shape_numel(norm_shape)));
     for (size_t e = 0; e < idx.size(); ++e) {
       int64_t rem = int64_t(e), off = 0;

@@ -9,6 +9,7 @@
 
 #include "runtime/kernel.h"
 #include "runtime/ops/quant/quant_ops.h"
+#include "runtime/work_budget.h"
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -21,9 +22,11 @@ int32_t load8(int32_t t, const void* p, int64_t i) {
 struct ConvGeom {
   int64_t batch = 0, c = 0, m = 0, group = 1;
   Shape in, kernel, out, stride, dilation, pad_begin;
-  int64_t in_size() const { return shape_numel(in); }
-  int64_t out_size() const { return shape_numel(out); }
-  int64_t kernel_size() const { return shape_numel(kernel); }
+  // in and kernel are dims of X and W; out is the output, checked by the
+  // session before a kernel runs.
+  int64_t in_size() const { return shape_numel(in); }          // dims-lint: ok (X's dims)
+  int64_t out_size() const { return shape_numel(out); }        // dims-lint: ok (output)
+  int64_t kernel_size() const { return shape_numel(kernel); }  // dims-lint: ok (W's dims)
 };
 
 Result<ConvGeom> conv_geometry(const BuildContext& ctx, const Shape& x, const Shape& w) {
@@ -67,19 +70,48 @@ Result<ConvGeom> conv_geometry(const BuildContext& ctx, const Shape& x, const Sh
     if (g.stride[d] <= 0 || g.dilation[d] <= 0 || g.kernel[d] <= 0) {
       return ctx.error("strides, dilations and kernel dims must be positive");
     }
-    const int64_t ext = (g.kernel[d] - 1) * g.dilation[d] + 1;
+    // Attributes may be near 2^63: the window extent and the padded input are
+    // overflow-checked; once they fit, every run-time position does too.
+    const std::string dim = "spatial dim " + std::to_string(d) + ": ";
+    const std::optional<int64_t> reach = checked_mul(g.kernel[d] - 1, g.dilation[d]);
+    const std::optional<int64_t> ext = reach ? checked_add(*reach, 1) : std::nullopt;
+    if (!ext) {
+      return ctx.error(dim + "kernel " + std::to_string(g.kernel[d]) + " with dilation " +
+                       std::to_string(g.dilation[d]) + " overflows int64");
+    }
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      g.out[d] = (g.in[d] + g.stride[d] - 1) / g.stride[d];
-      const int64_t total = std::max<int64_t>(0, (g.out[d] - 1) * g.stride[d] + ext - g.in[d]);
+      g.out[d] = g.in[d] / g.stride[d] + (g.in[d] % g.stride[d] != 0);
+      // (out - 1) * stride <= in: only adding the extent can overflow.
+      const std::optional<int64_t> end = checked_add((g.out[d] - 1) * g.stride[d], *ext);
+      if (!end) return ctx.error(dim + "the SAME padding overflows int64");
+      const int64_t total = std::max<int64_t>(0, *end - g.in[d]);
       g.pad_begin[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
     } else {
       const int64_t b = auto_pad == "VALID" ? 0 : pads[d],
                     e = auto_pad == "VALID" ? 0 : pads[d + sd];
       g.pad_begin[d] = b;
-      const int64_t span = g.in[d] + b + e - ext;
+      const std::optional<int64_t> in_b = checked_add(g.in[d], b);
+      const std::optional<int64_t> padded = in_b ? checked_add(*in_b, e) : std::nullopt;
+      if (!padded) {
+        return ctx.error(dim + "input " + std::to_string(g.in[d]) + " with pads " +
+                         std::to_string(b) + " / " + std::to_string(e) + " overflows int64");
+      }
+      const int64_t span = *padded - *ext;
       if (span < 0) return ctx.error("kernel is larger than the padded input");
       g.out[d] = span / g.stride[d] + 1;
     }
+  }
+  // The direct loop visits every (output point, input channel of its group,
+  // kernel tap): a large padding on a small X makes that hours of work.
+  uint64_t steps = saturating_mul(uint64_t(g.batch), uint64_t(g.m));
+  for (int64_t o : g.out) steps = saturating_mul(steps, uint64_t(o));
+  steps = saturating_mul(steps, uint64_t(g.c / g.group));
+  for (int64_t k : g.kernel) steps = saturating_mul(steps, uint64_t(k));
+  if (steps > kMaxOperatorSteps) {
+    return ctx.error("output " + shape_string(Shape{g.batch, g.m}) + " x " + shape_string(g.out) +
+                     " with " + std::to_string(g.c / g.group) + " channels per group and kernel " +
+                     shape_string(g.kernel) + " takes " + std::to_string(steps) +
+                     " steps, over the work bound of 2^32");
   }
   return g;
 }

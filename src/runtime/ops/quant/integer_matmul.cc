@@ -46,7 +46,7 @@ Result<MatMulPlan> plan_matmul(const BuildContext& ctx, Shape as, Shape bs) {
   p.out = batch;
   if (!a_vec) p.out.push_back(p.m);
   if (!b_vec) p.out.push_back(p.n);
-  p.batches = shape_numel(batch);
+  p.batches = shape_numel(batch);  // dims-lint: ok (broadcast_shapes checked it)
   const auto sa = broadcast_strides(abatch, batch), sb = broadcast_strides(bbatch, batch);
   for (int64_t i = 0; i < p.batches; ++i) {
     int64_t rem = i, oa = 0, ob = 0;

@@ -70,12 +70,13 @@ struct ParamMap {
 Result<ParamMap> param_map(const BuildContext& ctx, const Shape& x, const Shape& scale) {
   ParamMap m;
   const int64_t block = ctx.attr_int("block_size", 0);
+  if (block < 0) return ctx.error("block_size " + std::to_string(block) + " is negative");
   if (checked_numel(scale) == 1 && scale.size() <= 1 && block == 0) return m;
   OP_ASSIGN_OR_RETURN(int64_t axis,
                       normalize_axis(ctx.attr_int("axis", 1), int64_t(x.size()), ctx));
   m.axis_dim = x[size_t(axis)];
   for (size_t d = size_t(axis) + 1; d < x.size(); ++d) m.inner *= x[d];
-  if (block <= 0) {
+  if (block == 0) {
     if (scale.size() != 1 || scale[0] != m.axis_dim) {
       return ctx.error("per-axis scale " + shape_string(scale) + " must be [" +
                        std::to_string(m.axis_dim) + "] (axis " + std::to_string(axis) + ")");
@@ -84,7 +85,7 @@ Result<ParamMap> param_map(const BuildContext& ctx, const Shape& x, const Shape&
     return m;
   }
   Shape want = x;
-  want[size_t(axis)] = (m.axis_dim + block - 1) / block;
+  want[size_t(axis)] = ceil_div(m.axis_dim, block);
   if (scale != want) {
     return ctx.error("blocked scale " + shape_string(scale) + " must be " + shape_string(want) +
                      " (block_size " + std::to_string(block) + ")");

@@ -65,7 +65,7 @@ void permute_copy(const void* in, void* out, const Shape& in_shape,
     out_shape[i] = in_shape[size_t(perm[i])];
     src_stride[i] = in_strides[size_t(perm[i])];
   }
-  int64_t total = shape_numel(out_shape);
+  int64_t total = shape_numel(out_shape);  // dims-lint: ok (a permutation of in_shape)
   if (total == 0) return;
   int64_t inner = rank ? out_shape[rank - 1] : 1;
   int64_t inner_stride = rank ? src_stride[rank - 1] : 1;

@@ -9,9 +9,10 @@ Result<int64_t> block_size(BuildContext& ctx, const ValueDesc& x) {
   int64_t b = ctx.attr_int("blocksize", 0);
   if (b <= 0) return ctx.error("blocksize must be positive, got " + std::to_string(b));
   // blocksize^2 and the output dims (x * blocksize, x * blocksize^2) must not
-  // overflow: checked_numel is -1 when a product does.
-  if (checked_numel(Shape{b, b}) < 0 || checked_numel(Shape{x.shape[1], b, b}) < 0 ||
-      checked_numel(Shape{x.shape[2], b}) < 0 || checked_numel(Shape{x.shape[3], b}) < 0)
+  // overflow.
+  const std::optional<int64_t> b2 = checked_square(b);
+  if (!b2 || !checked_product({x.shape[1], *b2}) || !checked_product({x.shape[2], b}) ||
+      !checked_product({x.shape[3], b}))
     return ctx.error("blocksize " + std::to_string(b) + " overflows with input " +
                      shape_string(x.shape));
   return b;
@@ -23,22 +24,23 @@ BuildResult build_depth_to_space(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
   OP_RETURN_IF_ERROR(require_fixed_width(ctx, x->dtype));
   OP_ASSIGN_OR_RETURN(int64_t b, block_size(ctx, *x));
+  const int64_t bb = b * b;  // dims-lint: ok (block_size checked the square)
   int64_t n = x->shape[0], c = x->shape[1], h = x->shape[2], w = x->shape[3];
-  if (c % (b * b) != 0)
+  if (c % bb != 0)
     return ctx.error("channels " + std::to_string(c) + " are not a multiple of blocksize^2");
   std::string mode = ctx.attr_string("mode", "DCR");
   Shape view;
   std::vector<int64_t> perm;
   if (mode == "DCR") {
-    view = {n, b, b, c / (b * b), h, w};
+    view = {n, b, b, c / bb, h, w};
     perm = {0, 3, 4, 1, 5, 2};
   } else if (mode == "CRD") {
-    view = {n, c / (b * b), b, b, h, w};
+    view = {n, c / bb, b, b, h, w};
     perm = {0, 1, 4, 2, 5, 3};
   } else {
     return ctx.error("mode '" + mode + "' is not DCR or CRD");
   }
-  ctx.set_output(0, x->dtype, {n, c / (b * b), h * b, w * b});
+  ctx.set_output(0, x->dtype, {n, c / bb, h * b, w * b});
   size_t width = dtype_size(x->dtype);
   return std::unique_ptr<Kernel>(new FnKernel(
       [=](const KernelIO& io) { permute_copy(io.in[0], io.out[0], view, perm, width, io.pool); }));
@@ -53,6 +55,7 @@ BuildResult build_space_to_depth(BuildContext& ctx) {
     return ctx.error("spatial dims " + shape_string(x->shape) + " are not multiples of blocksize");
   Shape view = {n, c, h / b, b, w / b, b};
   std::vector<int64_t> perm = {0, 3, 5, 1, 2, 4};
+  // dims-lint: ok (block_size checked channels * blocksize^2)
   ctx.set_output(0, x->dtype, {n, c * b * b, h / b, w / b});
   size_t width = dtype_size(x->dtype);
   return std::unique_ptr<Kernel>(new FnKernel(

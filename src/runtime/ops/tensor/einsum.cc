@@ -1,15 +1,16 @@
 // Einsum: any equation (explicit or implicit output, "..." broadcasting,
 // repeated subscripts for diagonals, sums over subscripts that leave the
-// output). Two float operands whose summed subscripts are in both run as a
-// batched matrix product (gemm_f32); any other form as one loop over the
-// output's and the summed subscripts' index space, with each operand's offset
-// kept incrementally.
+// output). The builder parses the equation into subscript ids with their sizes
+// and each operand's strides, plans it as sums and pairwise products
+// (einsum_plan.h), checks the plan against the memory budget and the work
+// bound, and returns the kernel that runs it (einsum_kernel.h).
+#include <algorithm>
 #include <map>
-#include <type_traits>
 
-#include "runtime/ops/dispatch.h"
-#include "runtime/ops/linalg/gemm.h"
+#include "runtime/ops/tensor/einsum_kernel.h"
+#include "runtime/ops/tensor/einsum_plan.h"
 #include "runtime/ops/tensor/tensor_ops.h"
+#include "runtime/run_limits.h"
 #include "runtime/work_budget.h"
 
 namespace onnx_prepack::runtime::tensor_family {
@@ -38,125 +39,6 @@ Result<Term> parse_term(const BuildContext& ctx, const std::string& s) {
     }
   }
   return t;
-}
-
-// The loop: ids 0..E-1 are the ellipsis dims, the rest letters.
-struct EinsumPlan {
-  std::vector<int64_t> dims;                 // per id
-  std::vector<std::vector<int64_t>> stride;  // per operand, per id (0: not used/broadcast)
-  int64_t out_ids = 0;                       // ids [0, out_ids) are the output's, in order
-  std::vector<int> order;                    // output ids first, then summed ids
-};
-
-// Copies the elements of `src` visited by an odometer over `dims` (with
-// source strides `strides`, last fastest) to contiguous `dst`.
-void gather_strided(const float* src, float* dst, const std::vector<int64_t>& dims,
-                    const std::vector<int64_t>& strides) {
-  int64_t total = 1;
-  for (int64_t d : dims) total *= d;
-  if (total == 0) return;
-  size_t r = dims.size();
-  std::vector<int64_t> idx(r, 0);
-  int64_t off = 0;
-  for (int64_t e = 0; e < total; ++e) {
-    dst[e] = src[off];
-    for (size_t j = r; j-- > 0;) {
-      if (++idx[j] < dims[j]) {
-        off += strides[j];
-        break;
-      }
-      idx[j] = 0;
-      off -= (dims[j] - 1) * strides[j];
-    }
-  }
-}
-
-// Two float operands without diagonals, every summed subscript in both: a
-// batched matrix product. A is gathered to [batch, M, K], B to [batch, K, N],
-// each batch multiplied with gemm_f32 (ops/linalg/gemm.h), the result scattered to
-// the output's order. Null when the equation has another form.
-std::unique_ptr<Kernel> contraction_kernel(const EinsumPlan& plan,
-                                           const std::vector<std::vector<int>>& uses,
-                                           const std::vector<int>& out_ids) {
-  size_t ids = plan.dims.size();
-  std::vector<bool> in_out(ids, false);
-  for (int id : out_ids) in_out[size_t(id)] = true;
-  std::vector<int> batch, m_ids, n_ids, k_ids;
-  for (int id : out_ids) {
-    bool a = uses[0][size_t(id)] > 0, b = uses[1][size_t(id)] > 0;
-    (a && b ? batch : a ? m_ids : n_ids).push_back(id);
-  }
-  for (size_t id = 0; id < ids; ++id) {
-    if (in_out[id]) continue;
-    bool a = uses[0][id] > 0, b = uses[1][id] > 0;
-    if (!(a && b)) return nullptr;  // summed in one operand only
-    k_ids.push_back(int(id));
-  }
-  auto size_of = [&](const std::vector<int>& v) {
-    int64_t p = 1;
-    for (int id : v) p *= plan.dims[size_t(id)];
-    return p;
-  };
-  int64_t nb = size_of(batch), m = size_of(m_ids), nn = size_of(n_ids), kk = size_of(k_ids);
-  auto order = [&](std::initializer_list<const std::vector<int>*> parts, int operand,
-                   std::vector<int64_t>* dims, std::vector<int64_t>* strides) {
-    for (const auto* part : parts) {
-      for (int id : *part) {
-        dims->push_back(plan.dims[size_t(id)]);
-        strides->push_back(operand < 0 ? 0 : plan.stride[size_t(operand)][size_t(id)]);
-      }
-    }
-  };
-  std::vector<int64_t> a_dims, a_str, b_dims, b_str, c_dims, c_str;
-  order({&batch, &m_ids, &k_ids}, 0, &a_dims, &a_str);
-  order({&batch, &k_ids, &n_ids}, 1, &b_dims, &b_str);
-  // Output strides of C's [batch, M, N] order.
-  std::vector<int64_t> out_stride(ids, 0);
-  int64_t s = 1;
-  for (size_t j = out_ids.size(); j-- > 0;) {
-    out_stride[size_t(out_ids[j])] = s;
-    s *= plan.dims[size_t(out_ids[j])];
-  }
-  for (const auto* part : {&batch, &m_ids, &n_ids}) {
-    for (int id : *part) {
-      c_dims.push_back(plan.dims[size_t(id)]);
-      c_str.push_back(out_stride[size_t(id)]);
-    }
-  }
-  return std::make_unique<FnKernel>([=](const KernelIO& io) {
-    float* out = static_cast<float*>(io.out[0]);
-    int64_t total = nb * m * nn;
-    if (total == 0) return;
-    std::vector<float> a(static_cast<size_t>(nb * m * kk)), b(static_cast<size_t>(nb * kk * nn)),
-        c(static_cast<size_t>(total));
-    gather_strided(static_cast<const float*>(io.in[0]), a.data(), a_dims, a_str);
-    gather_strided(static_cast<const float*>(io.in[1]), b.data(), b_dims, b_str);
-    for (int64_t t = 0; t < nb; ++t) {
-      float* ct = c.data() + t * m * nn;
-      if (kk == 0) {
-        std::fill(ct, ct + m * nn, 0.0f);
-        continue;
-      }
-      gemm_f32(size_t(m), size_t(nn), size_t(kk), a.data() + t * m * kk, size_t(kk),
-               b.data() + t * kk * nn, kernels::PackSourceLayout::kKN, ct, size_t(nn), false,
-               io.workspace, 0, io.pool);
-    }
-    // Scatter C to the output order (the inverse of a strided gather).
-    size_t r = c_dims.size();
-    std::vector<int64_t> idx(r, 0);
-    int64_t off = 0;
-    for (int64_t e = 0; e < total; ++e) {
-      out[off] = c[size_t(e)];
-      for (size_t j = r; j-- > 0;) {
-        if (++idx[j] < c_dims[j]) {
-          off += c_str[j];
-          break;
-        }
-        idx[j] = 0;
-        off -= (c_dims[j] - 1) * c_str[j];
-      }
-    }
-  });
 }
 
 }  // namespace
@@ -215,29 +97,32 @@ BuildResult build_einsum(BuildContext& ctx) {
   int next = int(ell);
   for (auto& [l, id] : letter_id) id = next++;
   int ids = next;
-  EinsumPlan plan;
-  plan.dims.assign(size_t(ids), 1);
+  EinsumProblem prob;
+  prob.dims.assign(size_t(ids), 1);
   std::vector<bool> dim_set(size_t(ids), false);
-  plan.stride.assign(size_t(n), std::vector<int64_t>(size_t(ids), 0));
-  // How often each operand names each id (a broadcast ellipsis dim counts).
-  std::vector<std::vector<int>> uses(size_t(n), std::vector<int>(size_t(ids), 0));
-  bool repeated = false;  // a subscript repeated within one operand (diagonal)
   for (int i = 0; i < n; ++i) {
     const Shape& shape = ctx.input(i).shape;
     std::vector<int64_t> st = strides_of(shape);
+    EinsumOperand op;
     size_t axis = 0;
     auto bind = [&](int id, size_t ax) -> Status {
       int64_t d = shape[ax];
-      if (uses[size_t(i)][size_t(id)]++ > 0) repeated = true;
-      if (id < int(ell) && d == 1) return ok_status();  // broadcast ellipsis dim: stride 0
-      if (dim_set[size_t(id)] && plan.dims[size_t(id)] != d) {
+      if (id < int(ell) && d == 1) return ok_status();  // a broadcast ellipsis dim: not read
+      if (dim_set[size_t(id)] && prob.dims[size_t(id)] != d) {
         return ctx.error("subscript dimension " + std::to_string(d) + " of input " +
                          std::to_string(i) + " does not match " +
-                         std::to_string(plan.dims[size_t(id)]));
+                         std::to_string(prob.dims[size_t(id)]));
       }
-      plan.dims[size_t(id)] = d;
+      prob.dims[size_t(id)] = d;
       dim_set[size_t(id)] = true;
-      plan.stride[size_t(i)][size_t(id)] += st[ax];
+      // A repeated subscript walks the diagonal: its strides add up.
+      auto at = std::find(op.ids.begin(), op.ids.end(), id);
+      if (at == op.ids.end()) {
+        op.ids.push_back(id);
+        op.strides.push_back(st[ax]);
+      } else {
+        op.strides[size_t(at - op.ids.begin())] += st[ax];
+      }
       return ok_status();
     };
     for (int l : in_terms[size_t(i)].labels) {
@@ -248,9 +133,10 @@ BuildResult build_einsum(BuildContext& ctx) {
         OP_RETURN_IF_ERROR(bind(letter_id[l], axis++));
       }
     }
+    prob.operands.push_back(std::move(op));
   }
   // Output ids.
-  std::vector<int> out_ids;
+  std::vector<int>& out_ids = prob.out_ids;
   if (arrow != std::string::npos) {
     OP_ASSIGN_OR_RETURN(Term t, parse_term(ctx, eq.substr(arrow + 2)));
     std::vector<bool> used(size_t(ids), false);
@@ -273,76 +159,31 @@ BuildResult build_einsum(BuildContext& ctx) {
       if (letter_count[l] == 1) out_ids.push_back(id);
     }
   }
-  std::vector<bool> in_out(size_t(ids), false);
-  for (int id : out_ids) in_out[size_t(id)] = true;
-  plan.order = out_ids;
-  plan.out_ids = int64_t(out_ids.size());
-  for (int id = 0; id < ids; ++id) {
-    if (!in_out[size_t(id)]) plan.order.push_back(id);
-  }
   Shape out;
-  for (int id : out_ids) out.push_back(plan.dims[size_t(id)]);
+  for (int id : out_ids) out.push_back(prob.dims[size_t(id)]);
+  OP_RETURN_IF_ERROR(checked_tensor_bytes(dt, out, ctx.where() + ": Einsum output").status());
   ctx.set_output(0, dt, out);
-  if (n == 2 && dt == kFloat && !repeated) {
-    if (auto k = contraction_kernel(plan, uses, out_ids)) return k;
+  auto plan = std::make_shared<EinsumPlan>(plan_einsum(prob, dt == kFloat));
+  // A node of thousands of operands has an equation of as many terms: errors
+  // quote its start.
+  const std::string shown = eq.size() > 120 ? eq.substr(0, 120) + "..." : eq;
+  // Every intermediate within the memory budget, alone and all live at once.
+  for (const auto& shape : plan->buffer_shapes) {
+    OP_RETURN_IF_ERROR(
+        checked_tensor_bytes(dt, shape, ctx.where() + ": Einsum intermediate").status());
   }
-  // The direct loop visits every combination of subscripts: refuse what would
-  // not finish rather than hang.
-  // Each combination reads every operand: the bound counts those reads.
-  uint64_t steps = uint64_t(n);
-  for (int64_t d : plan.dims) steps = saturating_mul(steps, uint64_t(std::max<int64_t>(d, 1)));
-  if (steps > kMaxOperatorSteps) {
-    return ctx.error("equation '" + eq + "' takes more than the work bound of 2^32 operand " +
-                     "reads in the direct loop");
+  const uint64_t peak = saturating_mul(plan->peak_scratch_elems, dtype_size(dt));
+  if (peak > memory_budget_bytes()) {
+    return resource_exhausted(ctx.where() + ": equation '" + shown + "' needs " +
+                              std::to_string(peak) + " bytes of intermediates at once, over " +
+                              "the memory budget of " + std::to_string(memory_budget_bytes()) +
+                              " bytes");
   }
-  std::unique_ptr<Kernel> k;
-  dispatch_numeric(dt, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using Acc = std::conditional_t<std::is_floating_point_v<T>, double,
-                                   std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
-    k = std::make_unique<FnKernel>([plan, n](const KernelIO& io) {
-      size_t m = plan.order.size();
-      int64_t out_count = 1, sum_count = 1;
-      for (size_t j = 0; j < m; ++j) {
-        (int64_t(j) < plan.out_ids ? out_count : sum_count) *= plan.dims[size_t(plan.order[j])];
-      }
-      T* o = static_cast<T*>(io.out[0]);
-      if (out_count == 0) return;
-      std::vector<int64_t> idx(m, 0), off(size_t(n), 0);
-      std::vector<const T*> src(static_cast<size_t>(n));
-      for (int i = 0; i < n; ++i) src[size_t(i)] = static_cast<const T*>(io.in[size_t(i)]);
-      // Advances the odometer over order[from, to) by one; false when it wraps
-      // (all of them back at 0).
-      auto advance = [&](size_t from, size_t to) {
-        for (size_t j = to; j-- > from;) {
-          int id = plan.order[j];
-          int64_t d = plan.dims[size_t(id)];
-          if (++idx[j] < d) {
-            for (int i = 0; i < n; ++i) off[size_t(i)] += plan.stride[size_t(i)][size_t(id)];
-            return true;
-          }
-          idx[j] = 0;
-          for (int i = 0; i < n; ++i)
-            off[size_t(i)] -= (d - 1) * plan.stride[size_t(i)][size_t(id)];
-        }
-        return false;
-      };
-      size_t split = size_t(plan.out_ids);
-      for (int64_t e = 0; e < out_count; ++e) {
-        Acc acc = 0;
-        if (sum_count > 0) {
-          do {
-            Acc prod = 1;
-            for (int i = 0; i < n; ++i) prod *= Acc(src[size_t(i)][off[size_t(i)]]);
-            acc += prod;
-          } while (advance(split, m));
-        }
-        o[e] = T(acc);
-        advance(0, split);
-      }
-    });
-  });
-  return k;
+  if (plan->loop_steps > kMaxOperatorSteps) {
+    return ctx.error("equation '" + shown + "' takes " + std::to_string(plan->loop_steps) +
+                     " scalar steps in its pairwise plan, more than the work bound of 2^32");
+  }
+  return make_einsum_kernel(dt, std::move(plan), ctx.where());
 }
 
 }  // namespace onnx_prepack::runtime::tensor_family

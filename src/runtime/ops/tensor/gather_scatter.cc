@@ -108,7 +108,7 @@ BuildResult build_gather_elements(BuildContext& ctx) {
     k = std::make_unique<FnKernel>([=](const KernelIO& io) {
       const T* d = static_cast<const T*>(io.in[0]);
       T* o = static_cast<T*>(io.out[0]);
-      int64_t n = shape_numel(ishape);
+      int64_t n = shape_numel(ishape);  // dims-lint: ok (the indices' shape)
       std::vector<int64_t> pos(size_t(rank), 0);
       for (int64_t e = 0; e < n; ++e) {
         int64_t i = index_at(io.in[1], is64, e);
@@ -158,7 +158,7 @@ BuildResult build_scatter_elements(BuildContext& ctx) {
       T* o = static_cast<T*>(io.out[0]);
       if (total) std::memcpy(o, io.in[0], size_t(total) * sizeof(T));
       const T* u = static_cast<const T*>(io.in[2]);
-      int64_t n = shape_numel(ishape);
+      int64_t n = shape_numel(ishape);  // dims-lint: ok (the indices' shape)
       std::vector<int64_t> pos(size_t(rank), 0);
       for (int64_t e = 0; e < n; ++e) {
         int64_t i = index_at(io.in[1], is64, e);

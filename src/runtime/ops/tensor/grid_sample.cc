@@ -92,6 +92,14 @@ void sample_rows(const GridGeometry& g, const T* x, const T* grid, T* y, int64_t
           py = reflect(py, y_min, y_max);
         }
       }
+      // A fed coordinate far outside (1e30) or NaN must not reach the int64
+      // casts below (undefined behaviour). Past 4 pixels beyond the edge
+      // every tap is outside (zeros) or clamps to the edge (border, and the
+      // cubic weights sum to 1), so bounding there changes no result; NaN
+      // reads as outside.
+      const float xb = float(g.w) + 4, yb = float(g.h) + 4;
+      px = std::isnan(px) ? -xb : std::clamp(px, -xb, xb);
+      py = std::isnan(py) ? -yb : std::clamp(py, -yb, yb);
       for (int64_t ch = 0; ch < g.c; ++ch) {
         const T* plane = x + (b * g.c + ch) * g.h * g.w;
         float v;

@@ -33,12 +33,13 @@ BuildResult build_max_unpool(BuildContext& ctx) {
                        ", strides = " + std::to_string(s) + ", pads " + std::to_string(pb) + " / " +
                        std::to_string(pe) +
                        ": kernel and stride must be positive, pads in [0, kernel)");
-    int64_t d = 0;
-    if (__builtin_mul_overflow(x->shape[2 + i] - 1, s, &d) ||
-        __builtin_add_overflow(d, k - pb - pe, &d))
+    // (in - 1) * stride + kernel - pads, as ONNX; in is a dim, the rest attributes.
+    const std::optional<int64_t> scaled = checked_mul(x->shape[2 + i] - 1, s);
+    const std::optional<int64_t> d = scaled ? checked_add(*scaled, k - pb - pe) : std::nullopt;
+    if (!d)
       return ctx.error("spatial dim " + std::to_string(i) + " of X " + shape_string(x->shape) +
                        " does not unpool to a valid size");
-    def.push_back(d);
+    def.push_back(*d);
   }
   Shape out = def;
   if (ctx.has_input(2)) {
@@ -56,6 +57,8 @@ BuildResult build_max_unpool(BuildContext& ctx) {
   ctx.set_output(0, x->dtype, out);
   size_t w = dtype_size(x->dtype);
   std::vector<int64_t> def_strides = strides_of(def), out_strides = strides_of(out);
+  // out passed checked_numel above, and def is at most out in every dim.
+  // dims-lint: ok
   int64_t n = shape_numel(x->shape), total = shape_numel(out), def_total = shape_numel(def);
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
     auto* o = static_cast<uint8_t*>(io.out[0]);

@@ -1,6 +1,8 @@
 // OneHot: a new axis of `depth` entries, `on` at each index and `off` elsewhere
 // (negative indices count from the end; indices out of range give a row of `off`).
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 #include "runtime/ops/dispatch.h"
 #include "runtime/ops/tensor/tensor_ops.h"
@@ -33,7 +35,15 @@ BuildResult build_one_hot(BuildContext& ctx) {
     int64_t v = 0;
     dispatch_numeric(idx_type, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      v = int64_t(static_cast<const T*>(p)[i]);
+      const T x = static_cast<const T*>(p)[i];
+      if constexpr (std::is_floating_point_v<T>) {
+        // A float past int64 (or NaN) is out of range, not an undefined cast.
+        if (!(x > T(-9.2e18) && x < T(9.2e18))) {
+          v = std::numeric_limits<int64_t>::min();
+          return;
+        }
+      }
+      v = int64_t(x);
     });
     return v;
   };

@@ -136,12 +136,13 @@ BuildResult build_pad(BuildContext& ctx) {
     int64_t n = x->shape[size_t(i)];
     // Overflow-checked: int64 pads near the limits must not wrap. A crop
     // beyond the dim (pad < -n) is refused below before it is negated.
-    int64_t o = 0;
-    if (__builtin_add_overflow(n, begin[size_t(i)], &o) ||
-        __builtin_add_overflow(o, end[size_t(i)], &o))
+    const std::optional<int64_t> nb = checked_add(n, begin[size_t(i)]);
+    const std::optional<int64_t> nbe = nb ? checked_add(*nb, end[size_t(i)]) : std::nullopt;
+    if (!nbe)
       return ctx.error("pads " + std::to_string(begin[size_t(i)]) + " and " +
                        std::to_string(end[size_t(i)]) + " overflow dimension " + std::to_string(i) +
                        " of size " + std::to_string(n));
+    const int64_t o = *nbe;
     if (begin[size_t(i)] < -n || end[size_t(i)] < -n)
       return ctx.error("pads crop dimension " + std::to_string(i) + " below zero");
     lead[size_t(i)] = std::max<int64_t>(begin[size_t(i)], 0);
@@ -166,7 +167,7 @@ BuildResult build_pad(BuildContext& ctx) {
     T fill_v;
     std::memcpy(&fill_v, fill.data(), sizeof(T));
     k = std::make_unique<FnKernel>([=](const KernelIO& io) {
-      int64_t total = shape_numel(out);
+      int64_t total = shape_numel(out);  // dims-lint: ok (checked_numel above)
       if (total == 0) return;
       T* o = static_cast<T*>(io.out[0]);
       T fv = fill_at_run ? *static_cast<const T*>(io.in[2]) : fill_v;

@@ -559,7 +559,7 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
   }
   ctx.set_output(0, x->dtype, out);
   float extrapolation = ctx.attr_float("extrapolation_value", 0.0f);
-  int64_t total = shape_numel(out);
+  int64_t total = shape_numel(out);  // dims-lint: ok (checked_numel above)
   int64_t width = out[size_t(rank - 1)];
   std::unique_ptr<Kernel> k;
   auto make = [&](auto tag, auto extrap) {

@@ -9,6 +9,7 @@
 
 #include "runtime/ops/dispatch.h"
 #include "runtime/ops/tensor/tensor_ops.h"
+#include "runtime/run_limits.h"
 #include "runtime/work_budget.h"
 
 namespace onnx_prepack::runtime::tensor_family {
@@ -54,9 +55,10 @@ uint64_t roi_align_steps(const RoiGeometry& g, const T* rois) {
   return total;
 }
 
+// False when `poll` says the run must stop (up to 2^32 samples: seconds).
 template <typename T>
-void roi_align(const RoiGeometry& g, const T* x, const T* rois, const void* batch, bool batch64,
-               int64_t n_images, T* y) {
+bool roi_align(const RoiGeometry& g, const T* x, const T* rois, const void* batch, bool batch64,
+               int64_t n_images, T* y, StepPoller& poll) {
   for (int64_t r = 0; r < g.rois; ++r) {
     int64_t b = index_at(batch, batch64, r);
     if (b < 0 || b >= n_images) {
@@ -110,12 +112,16 @@ void roi_align(const RoiGeometry& g, const T* x, const T* rois, const void* batc
                 acc += terms[0] + terms[1] + terms[2] + terms[3];
               }
             }
+            // Per grid row: one output element's grid alone may take seconds.
+            if (poll.charge(uint64_t(gw))) return false;
           }
           out[ph * g.ow + pw] = T(g.max_mode ? acc : acc / count);
+          if (poll.charge(1)) return false;
         }
       }
     }
   }
+  return true;
 }
 
 }  // namespace
@@ -183,8 +189,10 @@ BuildResult build_roi_align(BuildContext& ctx) {
                   static_cast<T*>(io.out[0]) + g.rois * g.c * g.oh * g.ow, T(0));
         return;
       }
-      roi_align<T>(g, static_cast<const T*>(io.in[0]), static_cast<const T*>(io.in[1]), io.in[2],
-                   batch64, n_images, static_cast<T*>(io.out[0]));
+      StepPoller poll(io.limits);
+      if (!roi_align<T>(g, static_cast<const T*>(io.in[0]), static_cast<const T*>(io.in[1]),
+                        io.in[2], batch64, n_images, static_cast<T*>(io.out[0]), poll))
+        report_failure(io, io.limits->stop_status(where));
     });
   };
   if (x->dtype == kFloat)

@@ -33,9 +33,11 @@ Result<std::unique_ptr<Kernel>> build_reshape(BuildContext& ctx) {
       return ctx.error("shape[" + std::to_string(i) + "] = " + std::to_string(d) + " is negative");
     }
     out[i] = d;
-    if (__builtin_mul_overflow(known, d, &known) || known > (int64_t(1) << 62)) {
+    const std::optional<int64_t> k = checked_mul(known, d);
+    if (!k || *k > kMaxElementCount) {
       return ctx.error("shape " + shape_string(Shape(shape)) + " overflows");
     }
+    known = *k;
   }
   int64_t total = shape_numel(x->shape);
   if (infer >= 0) {
@@ -45,7 +47,8 @@ Result<std::unique_ptr<Kernel>> build_reshape(BuildContext& ctx) {
     }
     out[size_t(infer)] = total / known;
   }
-  if (shape_numel(out) != total) {
+  // A zero among the dims hides the others from `known`: checked_product bounds them.
+  if (checked_product(out) != total) {
     return ctx.error("cannot reshape " + shape_string(x->shape) + " (" + std::to_string(total) +
                      " elements) to " + shape_string(out));
   }
@@ -186,7 +189,7 @@ Result<std::unique_ptr<Kernel>> build_constant_of_shape(BuildContext& ctx) {
   }
   Shape out(shape.begin(), shape.end());
   OP_ASSIGN_OR_RETURN(uint64_t bytes, checked_tensor_bytes(dt, out, ctx.where() + " output"));
-  int64_t n = shape_numel(out);
+  int64_t n = shape_numel(out);  // dims-lint: ok (checked_tensor_bytes above)
   size_t w = dtype_size(dt);
   if (bytes <= (uint64_t(1) << 24)) {  // small: a plan-time constant
     OP_ASSIGN_OR_RETURN(auto t, HostTensor::try_allocate(dt, out, ctx.where() + " output"));

@@ -4,7 +4,9 @@
 // (count * weight). Strings are refused with the other string tensors.
 #include <algorithm>
 #include <map>
+#include <memory>
 
+#include "runtime/memory_account.h"
 #include "runtime/ops/tensor/tensor_ops.h"
 
 namespace onnx_prepack::runtime::tensor_family {
@@ -62,8 +64,20 @@ BuildResult build_tfidf_vectorizer(BuildContext& ctx) {
       return ctx.error("ngram_indexes[" + std::to_string(g) + "] = " + std::to_string(indexes[g]) +
                        " is out of range of the output (" + std::to_string(out_dim) + ")");
   }
-  std::vector<float> weight_of(size_t(out_dim), 1.0f);
-  for (size_t g = 0; g < weights.size(); ++g) weight_of[size_t(indexes[g])] = weights[g];
+  // The weight of each output column, as large as a row of the output: held
+  // against the memory budget before it is allocated, and only when a mode
+  // reads weights (none given: every weight is 1).
+  std::vector<float> weight_of;
+  std::shared_ptr<MemoryReservation> table;
+  if (!weights.empty() && mode != "TF") {
+    const uint64_t bytes = uint64_t(out_dim) * sizeof(float);
+    OP_ASSIGN_OR_RETURN(MemoryReservation r,
+                        reserve_memory(bytes, ctx.where() + ": the weight table of " +
+                                                  std::to_string(out_dim) + " output columns"));
+    table = std::make_shared<MemoryReservation>(std::move(r));
+    weight_of.assign(size_t(out_dim), 1.0f);
+    for (size_t g = 0; g < weights.size(); ++g) weight_of[size_t(indexes[g])] = weights[g];
+  }
   // Only grams the pool holds can count (lengths up to ngram_counts.size())
   // and only those that fit in a row: the loops are bounded by the input, not
   // by max_gram_length / max_skip_count (2^62 must not hang).
@@ -71,33 +85,35 @@ BuildResult build_tfidf_vectorizer(BuildContext& ctx) {
   max_skip = std::min<int64_t>(max_skip, len);
   ctx.set_output(0, kFloat, out);
   bool is64 = x->dtype == kInt64;
-  return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
-    float* o = static_cast<float*>(io.out[0]);
-    std::fill(o, o + rows * out_dim, 0.0f);
-    std::vector<int64_t> gram;
-    for (int64_t r = 0; r < rows; ++r) {
-      float* row = o + r * out_dim;
-      for (int64_t n = min_n; n <= max_n; ++n) {
-        for (int64_t skip = 0; skip <= (n == 1 ? 0 : max_skip); ++skip) {
-          int64_t span = (n - 1) * (skip + 1);
-          if (span >= len) break;  // larger skips do not fit either
-          for (int64_t i = 0; i + span < len; ++i) {
-            gram.clear();
-            for (int64_t t = 0; t < n; ++t)
-              gram.push_back(index_at(io.in[0], is64, r * len + i + t * (skip + 1)));
-            auto it = grams.find(gram);
-            if (it != grams.end()) row[it->second] += 1;
+  return std::unique_ptr<Kernel>(new FnKernel(
+      [=, weight_of = std::move(weight_of), table = std::move(table)](const KernelIO& io) {
+        float* o = static_cast<float*>(io.out[0]);
+        std::fill(o, o + rows * out_dim, 0.0f);
+        std::vector<int64_t> gram;
+        for (int64_t r = 0; r < rows; ++r) {
+          float* row = o + r * out_dim;
+          for (int64_t n = min_n; n <= max_n; ++n) {
+            for (int64_t skip = 0; skip <= (n == 1 ? 0 : max_skip); ++skip) {
+              int64_t span = (n - 1) * (skip + 1);
+              if (span >= len) break;  // larger skips do not fit either
+              for (int64_t i = 0; i + span < len; ++i) {
+                gram.clear();
+                for (int64_t t = 0; t < n; ++t)
+                  gram.push_back(index_at(io.in[0], is64, r * len + i + t * (skip + 1)));
+                auto it = grams.find(gram);
+                if (it != grams.end()) row[it->second] += 1;
+              }
+            }
+          }
+          for (int64_t j = 0; j < out_dim; ++j) {
+            const float w = weight_of.empty() ? 1.0f : weight_of[size_t(j)];
+            if (mode == "IDF")
+              row[j] = row[j] > 0 ? w : 0;
+            else if (mode == "TFIDF")
+              row[j] *= w;
           }
         }
-      }
-      for (int64_t j = 0; j < out_dim; ++j) {
-        if (mode == "IDF")
-          row[j] = row[j] > 0 ? weight_of[size_t(j)] : 0;
-        else if (mode == "TFIDF")
-          row[j] *= weight_of[size_t(j)];
-      }
-    }
-  }));
+      }));
 }
 
 }  // namespace onnx_prepack::runtime::tensor_family

@@ -17,8 +17,12 @@ BuildResult build_tile(BuildContext& ctx) {
   Shape out(rank);
   for (size_t i = 0; i < rank; ++i) {
     if (repeats[i] < 0) return ctx.error("repeats must be non-negative");
-    if (__builtin_mul_overflow(x->shape[i], repeats[i], &out[i]))
-      return ctx.error("output dimension overflows");
+    const std::optional<int64_t> d = checked_mul(x->shape[i], repeats[i]);
+    if (!d)
+      return ctx.error("output dimension " + std::to_string(i) + " (" +
+                       std::to_string(x->shape[i]) + " * repeats " + std::to_string(repeats[i]) +
+                       ") overflows");
+    out[i] = *d;
   }
   if (checked_numel(out) < 0) return ctx.error("output " + shape_string(out) + " overflows");
   ctx.set_output(0, x->dtype, out);
@@ -26,7 +30,7 @@ BuildResult build_tile(BuildContext& ctx) {
   Shape in_shape = x->shape;
   std::vector<int64_t> in_strides = strides_of(in_shape);
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
-    int64_t total = shape_numel(out);
+    int64_t total = shape_numel(out);  // dims-lint: ok (checked_numel above)
     if (total == 0) return;
     if (rank == 0) {
       std::memcpy(io.out[0], io.in[0], w);
