@@ -132,6 +132,12 @@ std::vector<CommandSpec> make_specs() {
                 "onnx-prepack generate transformer -o tf.onnx --external",
                 "onnx-prepack generate llm -o llm.onnx --bits 4 --block-size 32"},
                "0 written; 2 usage error; 3 write or internal failure"});
+  v.push_back({"ops",
+               "list the operators the CPU runtime runs",
+               "",
+               {json_option("print {\"operators\", \"count\"}")},
+               {"onnx-prepack ops", "onnx-prepack ops --json"},
+               "0 listed; 2 usage error"});
   return v;
 }
 
@@ -182,7 +188,8 @@ const std::vector<OptionSpec>& global_options() {
 }
 
 std::string synopsis(const CommandSpec& c) {
-  std::string out = "usage: onnx-prepack " + std::string(c.name) + " " + std::string(c.operands);
+  std::string out = "usage: onnx-prepack " + std::string(c.name);
+  if (!c.operands.empty()) out += " " + std::string(c.operands);
   std::vector<std::string> words;
   for (const OptionSpec& o : c.options) {
     if (o.default_text == "required") continue;  // in the operands

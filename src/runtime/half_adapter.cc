@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/vec_math/vec_half.h"
+#include "runtime/op_signature.h"
 #include "runtime/ops/dispatch.h"
 
 namespace onnx_prepack::runtime {
@@ -179,13 +180,21 @@ Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, Build
   fctx.set_implicit_inputs(std::move(implicit));
   fctx.set_subgraph_env(ctx.subgraph_env());
   auto built = op.build(fctx);
+  // An attribute of the wrong type is reported where it was read: in fctx.
+  if (!fctx.attr_status().ok()) return fctx.attr_status();
   if (!built.ok() || !fctx.aliases().empty()) return native;  // the native error says why
 
   std::vector<Slot> outs;
   for (int o = 0; o < fctx.output_count(); ++o) {
     const auto& out = fctx.outputs()[size_t(o)];
     if (!out.set) continue;
-    int32_t dt = out.dtype == kFloat ? half : out.dtype;
+    // A float output goes back to the 16-bit type when the input whose type it has (per the
+    // signature) was 16-bit: Pow(float16, float) is float16 but Pow(float, float16) float,
+    // OneHot's is its values', MelWeightMatrix's its attribute's. Without a signature, all.
+    const int src = output_type_input(ctx.node(), ctx.opset(), o);
+    const bool narrow = src == -1 || (src >= 0 && src < ctx.input_count() && ctx.has_input(src) &&
+                                      is_half(ctx.input(src).dtype));
+    int32_t dt = out.dtype == kFloat && narrow ? half : out.dtype;
     if (out.value) {
       ctx.set_output_value(o, dt == half ? narrow_constant(*out.value, half) : *out.value);
       continue;

@@ -13,6 +13,7 @@
 #include "runtime/constants.h"
 #include "runtime/half_adapter.h"
 #include "runtime/legacy_opset.h"
+#include "runtime/op_signature.h"
 #include "runtime/session_state.h"
 #include "runtime/subgraph.h"
 
@@ -426,6 +427,14 @@ Status Session::build_node(int ni, bool& needs_value) {
   std::vector<const ValueDesc*> implicit(descs.begin() + node.input_size(), descs.end());
   descs.resize(size_t(node.input_size()));
   OP_RETURN_IF_ERROR(check_legacy_form(node, opset_));
+  std::vector<int32_t> input_types;
+  for (const ValueDesc* d : descs) {
+    input_types.push_back(d == nullptr                   ? 0
+                          : d->model_dtype != kUndefined ? d->model_dtype
+                                                         : d->dtype);
+  }
+  // Counts, attributes and input types per the operator's schema.
+  OP_RETURN_IF_ERROR(check_signature(node, opset_, input_types));
   BuildContext ctx(node, opset_, descs, options_.weights);
   ctx.set_implicit_inputs(std::move(implicit));
   ctx.set_subgraph_env(env_.get());

@@ -24,7 +24,7 @@ import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DOCS = os.path.join(ROOT, "docs", "cli.md")
-COMMANDS = ["inspect", "check", "digest", "explain", "compile", "run", "generate"]
+COMMANDS = ["inspect", "check", "digest", "explain", "compile", "run", "generate", "ops"]
 CLI = None
 FAILURES = []
 

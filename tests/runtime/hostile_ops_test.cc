@@ -874,7 +874,7 @@ TEST(HostileOps, AZeroDimDoesNotHideAnOverflowingShape) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ((*r)[0].shape(), (Shape{0, big, 3}));
 
-  OneNode reshape("Reshape", "rs");
+  OneNode reshape("Reshape", "rs", 14);  // allowzero came with Reshape-14
   reshape.input("X", kFloat, {0, 4}).ints("S", {0, big, big}).output("Y");
   reshape.attr_int("allowzero", 1);
   expect_error(plan_and_run(reshape, {{"X", {kFloat, {0, 4}, nullptr}}}),
@@ -1125,6 +1125,302 @@ TEST(HostileOps, EinsumIntermediatesReserveTheBudgetWhenTheyAreMade) {
   const std::vector<float> got = values<float>((*r)[0]);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_NEAR(got[0], want, 1e-4 * want);
+}
+
+// ---- Differential fuzzing against ONNX Runtime (tools/difffuzz): nodes ONNX refuses ----
+
+TEST(HostileOps, DiffFuzzAnInputTooManyIsRefusedByTheSignature) {
+  OneNode m("Abs", "abs", 12);
+  m.input("X", kFloat, {2}).input("extra", kFloat, {2}).output("Y");
+  const std::vector<float> x = {-1, 2};
+  expect_error(
+      plan_and_run(m, {{"X", {kFloat, {2}, x.data()}}, {"extra", {kFloat, {2}, x.data()}}}),
+      {"node 'abs' (Abs)", "2 inputs", "Abs-6 takes 1"});
+}
+
+TEST(HostileOps, DiffFuzzAnAttributeTheVersionDoesNotDefineIsRefused) {
+  OneNode m("MaxPool", "mp", 8);  // dilations came with MaxPool-10
+  m.input("X", kFloat, {1, 1, 3})
+      .output("Y")
+      .attr_ints("kernel_shape", {2})
+      .attr_ints("dilations", {1});
+  const std::vector<float> x = {1, 2, 3};
+  expect_error(plan_and_run(m, {{"X", {kFloat, {1, 1, 3}, x.data()}}}),
+               {"node 'mp' (MaxPool)", "attribute 'dilations' is not defined for MaxPool-8"});
+}
+
+TEST(HostileOps, DiffFuzzAnAttributeOfTheWrongTypeIsRefusedForHalfInputsToo) {
+  // The float16 build runs through the half adapter, which used to drop the attribute error.
+  OneNode m("GridSample", "gs", 16);
+  m.input("X", kFloat16, {1, 1, 2, 2})
+      .input("G", kFloat16, {1, 1, 1, 2})
+      .output("Y")
+      .attr_int("mode", 1);
+  const std::vector<uint16_t> x(4, 0x3c00), g(2, 0);
+  expect_error(plan_and_run(m, {{"X", {kFloat16, {1, 1, 2, 2}, x.data()}},
+                                {"G", {kFloat16, {1, 1, 1, 2}, g.data()}}}),
+               {"node 'gs' (GridSample)", "attribute 'mode'", "must be STRING, got INT"});
+}
+
+TEST(HostileOps, DiffFuzzAnInputTypeTheSchemaDoesNotTakeIsRefused) {
+  OneNode m("Pow", "pow", 13);  // Pow-13's T: int32, int64, float16, float, double, bfloat16
+  m.input("X", kUint8, {2}).input("E", kFloat, {2}).output("Y");
+  const std::vector<uint8_t> x = {2, 3};
+  const std::vector<float> e = {2, 2};
+  expect_error(plan_and_run(m, {{"X", {kUint8, {2}, x.data()}}, {"E", {kFloat, {2}, e.data()}}}),
+               {"node 'pow' (Pow)", "input 0 'X' is UINT8", "Pow-13 does not take"});
+}
+
+TEST(HostileOps, DiffFuzzScalarSoftmaxAndArgMaxAreRefused) {
+  for (const char* op : {"Softmax", "LogSoftmax", "Hardmax", "ArgMax"}) {
+    OneNode m(op, "s", 13);
+    m.input("X", kFloat, {}).output("Y");
+    const float x = 1;
+    expect_error(plan_and_run(m, {{"X", {kFloat, {}, &x}}}), {"rank >= 1, got a scalar"});
+  }
+}
+
+TEST(HostileOps, DiffFuzzKeepdimsOtherThanZeroOrOneIsRefused) {
+  OneNode m("ReduceProd", "rp", 13);
+  m.input("X", kFloat, {2, 3}).output("Y").attr_int("keepdims", int64_t(1) << 62);
+  expect_error(plan_and_run(m, {{"X", {kFloat, {2, 3}, kX6.data()}}}),
+               {"node 'rp' (ReduceProd)", "keepdims must be 0 or 1"});
+}
+
+TEST(HostileOps, DiffFuzzWindowOfSizeZeroIsRefused) {
+  OneNode m("HannWindow", "hw", 17);
+  m.ints("size", {0}, /*scalar=*/true).output("Y");
+  expect_error(plan_and_run(m, {}), {"node 'hw' (HannWindow)", "size must be a positive scalar"});
+}
+
+TEST(HostileOps, DiffFuzzUpsampleScalesBelowOneAreRefused) {
+  OneNode m("Upsample", "up", 9);
+  m.input("X", kFloat, {1, 1, 2, 3});
+  onnx::TensorProto sc;
+  sc.set_name("scales");
+  sc.set_data_type(kFloat);
+  sc.add_dims(4);
+  for (float v : {1.0f, 1.0f, 0.5f, 2.0f}) sc.add_float_data(v);
+  *m.g->add_initializer() = sc;
+  m.n->add_input("scales");
+  m.output("Y");
+  expect_error(plan_and_run(m, {{"X", {kFloat, {1, 1, 2, 3}, kX6.data()}}}),
+               {"node 'up' (Upsample)", "scales must be >= 1"});
+}
+
+TEST(HostileOps, DiffFuzzConvIntegerKernelShapeMustMatchW) {
+  OneNode m("ConvInteger", "ci", 10);
+  m.input("x", kUint8, {1, 2, 3}).input("w", kUint8, {2, 1, 1}).output("y");
+  m.attr_int("group", 2).attr_ints("kernel_shape", {2});
+  const std::vector<uint8_t> x(6, 1), w(2, 1);
+  expect_error(
+      plan_and_run(m, {{"x", {kUint8, {1, 2, 3}, x.data()}}, {"w", {kUint8, {2, 1, 1}, w.data()}}}),
+      {"node 'ci' (ConvInteger)", "kernel_shape [2] does not match w [2, 1, 1]"});
+}
+
+TEST(HostileOps, DiffFuzzResizeExcludeOutsideMustBeAFlag) {
+  OneNode m("Resize", "rs", 13);
+  m.input("X", kFloat, {1, 1, 2, 3});
+  m.n->add_input("");  // no roi
+  onnx::TensorProto sc;
+  sc.set_name("scales");
+  sc.set_data_type(kFloat);
+  sc.add_dims(4);
+  for (float v : {1.0f, 1.0f, 2.0f, 2.0f}) sc.add_float_data(v);
+  *m.g->add_initializer() = sc;
+  m.n->add_input("scales");
+  m.output("Y").attr_int("exclude_outside", -2);
+  expect_error(plan_and_run(m, {{"X", {kFloat, {1, 1, 2, 3}, kX6.data()}}}),
+               {"node 'rs' (Resize)", "exclude_outside must be 0 or 1, got -2"});
+}
+
+TEST(HostileOps, DiffFuzzScalarOneHotIndicesAreRefused) {
+  OneNode m("OneHot", "oh", 11);
+  m.input("I", kInt64, {}).ints("depth", {3}, /*scalar=*/true);
+  onnx::TensorProto v;
+  v.set_name("values");
+  v.set_data_type(kFloat);
+  v.add_dims(2);
+  v.add_float_data(0);
+  v.add_float_data(1);
+  *m.g->add_initializer() = v;
+  m.n->add_input("values");
+  m.output("Y");
+  const int64_t i = 1;
+  expect_error(plan_and_run(m, {{"I", {kInt64, {}, &i}}}),
+               {"node 'oh' (OneHot)", "indices must have rank >= 1"});
+}
+
+TEST(HostileOps, DiffFuzzAValidNodeStillRunsThroughTheSignatureCheck) {
+  // Clip-13 with its optional min omitted ("") and max given: 3 inputs, one empty.
+  OneNode m("Clip", "clip", 13);
+  m.input("X", kFloat, {2, 3});
+  m.n->add_input("");
+  onnx::TensorProto hi;
+  hi.set_name("hi");
+  hi.set_data_type(kFloat);
+  hi.add_float_data(4.0f);
+  *m.g->add_initializer() = hi;
+  m.n->add_input("hi");
+  m.output("Y");
+  auto r = plan_and_run(m, {{"X", {kFloat, {2, 3}, kX6.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{1, 2, 3, 4, 4, 4}));
+}
+
+TEST(HostileOps, DiffFuzzInputsOfOneTypeParameterMustAgree) {
+  // Sum's inputs are all T: float16 + float used to run, the half adapter widening the first.
+  OneNode m("Sum", "sum", 13);
+  m.input("A", kFloat16, {2}).input("B", kFloat, {2}).output("Y");
+  const std::vector<uint16_t> a(2, 0x3c00);
+  const std::vector<float> b = {1, 2};
+  expect_error(plan_and_run(m, {{"A", {kFloat16, {2}, a.data()}}, {"B", {kFloat, {2}, b.data()}}}),
+               {"node 'sum' (Sum)", "inputs 0 and 1 are both T of Sum-13 but FLOAT16 and FLOAT"});
+}
+
+TEST(HostileOps, DiffFuzzNaNPropagatesThroughReluAndCelu) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const char* op : {"Relu", "Celu"}) {
+    OneNode m(op, "act", 13);
+    m.input("X", kFloat, {3}).output("Y");
+    const std::vector<float> x = {nan, -1.0f, 2.0f};
+    auto r = plan_and_run(m, {{"X", {kFloat, {3}, x.data()}}});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const std::vector<float> y = values<float>((*r)[0]);
+    EXPECT_TRUE(std::isnan(y[0])) << op << " of NaN gave " << y[0];
+    EXPECT_FLOAT_EQ(y[2], 2.0f) << op;
+  }
+}
+
+TEST(HostileOps, DiffFuzzArgMinAndArgMaxPickTheFirstNaNLikeNumpy) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> x = {-0.5, nan, 1.0, nan, -3.0};
+  for (int last = 0; last < 2; ++last) {
+    for (const char* op : {"ArgMin", "ArgMax"}) {
+      OneNode m(op, "arg", 13);
+      m.input("X", kDouble, {5}).output("Y").attr_int("select_last_index", last);
+      auto r = plan_and_run(m, {{"X", {kDouble, {5}, x.data()}}});
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      EXPECT_EQ(values<int64_t>((*r)[0]), (std::vector<int64_t>{last ? 3 : 1})) << op << last;
+    }
+  }
+}
+
+TEST(HostileOps, DiffFuzzFlagAttributesOtherThanZeroOrOneAreRefused) {
+  OneNode mod("Mod", "mod", 13);
+  mod.input("A", kInt32, {2}).input("B", kInt32, {2}).output("Y").attr_int("fmod", 1099511627776);
+  const std::vector<int32_t> a = {5, 7}, b = {3, 2};
+  expect_error(plan_and_run(mod, {{"A", {kInt32, {2}, a.data()}}, {"B", {kInt32, {2}, b.data()}}}),
+               {"node 'mod' (Mod)", "fmod must be 0 or 1"});
+
+  OneNode topk("TopK", "tk", 11);
+  topk.input("X", kFloat, {6}).ints("K", {2}).output("V").output("I").attr_int("sorted", 7);
+  expect_error(plan_and_run(topk, {{"X", {kFloat, {6}, kX6.data()}}}),
+               {"node 'tk' (TopK)", "largest and sorted must be 0 or 1, got 1 and 7"});
+}
+
+TEST(HostileOps, DiffFuzzFlattenTakesNoNegativeAxisBeforeOpset11) {
+  OneNode m("Flatten", "fl", 9);
+  m.input("X", kFloat, {2, 3}).output("Y").attr_int("axis", -1);
+  expect_error(plan_and_run(m, {{"X", {kFloat, {2, 3}, kX6.data()}}}),
+               {"node 'fl' (Flatten)", "axis -1 is out of range"});
+  OneNode ok("Flatten", "fl", 11);
+  ok.input("X", kFloat, {2, 3}).output("Y").attr_int("axis", -1);
+  auto r = plan_and_run(ok, {{"X", {kFloat, {2, 3}, kX6.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[0].shape(), (Shape{2, 3}));
+}
+
+TEST(HostileOps, DiffFuzzMaxBeforeOpset8DoesNotBroadcast) {
+  OneNode m("Max", "max", 7);
+  m.input("A", kFloat, {2, 3}).input("B", kFloat, {3}).output("Y");
+  const std::vector<float> b = {0, 9, 0};
+  expect_error(
+      plan_and_run(m, {{"A", {kFloat, {2, 3}, kX6.data()}}, {"B", {kFloat, {3}, b.data()}}}),
+      {"node 'max' (Max)", "before opset 8 every input has the shape of input 0"});
+}
+
+TEST(HostileOps, DiffFuzzMelWeightMatrixWithFloat16EdgesIsFloat) {
+  // output_datatype defaults to float; float16 edges used to make the output float16.
+  OneNode m("MelWeightMatrix", "mel", 17);
+  m.ints("bins", {2}, true).ints("dft", {8}, true).ints("rate", {8000}, true);
+  for (const auto& [name, bits] : {std::pair<const char*, uint16_t>{"lo", 0x0000},
+                                   {"hi", 0x6bd0}}) {  // 0 and 4000 Hz in float16
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(kFloat16);
+    t.set_raw_data(std::string(reinterpret_cast<const char*>(&bits), 2));
+    *m.g->add_initializer() = t;
+    m.n->add_input(name);
+  }
+  m.output("W");
+  auto r = plan_and_run(m, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[0].dtype(), kFloat);
+  EXPECT_EQ((*r)[0].shape(), (Shape{5, 2}));
+}
+
+TEST(HostileOps, DiffFuzzSymmetricWindowOfSizeOneIsNaNAsTheOnnxFunction) {
+  OneNode m("BlackmanWindow", "bw", 17);
+  m.ints("size", {1}, /*scalar=*/true).output("Y").attr_int("periodic", 0);
+  auto r = plan_and_run(m, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(std::isnan(values<float>((*r)[0])[0]));
+}
+
+TEST(HostileOps, DiffFuzzGroupNormalizationCentresBeforeScaling) {
+  // One element per group: y is the bias exactly. x * s + (b - mean * s) with s = 1/sqrt(eps)
+  // used to come out 0.5 off for x = 65504.
+  OneNode m("GroupNormalization", "gn", 18);
+  m.input("X", kFloat, {1, 2, 1});
+  for (const auto& [name, v] : {std::pair<const char*, std::vector<float>>{"scale", {1.4f, 0.6f}},
+                                {"bias", {-0.45f, 1.25f}}}) {
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(kFloat);
+    t.add_dims(2);
+    for (float f : v) t.add_float_data(f);
+    *m.g->add_initializer() = t;
+    m.n->add_input(name);
+  }
+  m.output("Y").attr_int("num_groups", 2);
+  const std::vector<float> x = {65504.0f, 3.0f};
+  auto r = plan_and_run(m, {{"X", {kFloat, {1, 2, 1}, x.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{-0.45f, 1.25f}));
+}
+
+TEST(HostileOps, DiffFuzzReduceLogSumExpOfNaNIsNaN) {
+  OneNode m("ReduceLogSumExp", "lse", 13);
+  m.input("X", kFloat, {3}).output("Y");
+  const std::vector<float> x = {1.0f, std::numeric_limits<float>::quiet_NaN(), 2.0f};
+  auto r = plan_and_run(m, {{"X", {kFloat, {3}, x.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(std::isnan(values<float>((*r)[0])[0]));
+}
+
+TEST(HostileOps, DiffFuzzPowOfFloatToAFloat16ExponentIsFloat) {
+  // The half adapter used to narrow every float output; Pow's type is its base's.
+  OneNode m("Pow", "pow", 15);
+  m.input("X", kFloat, {2}).input("E", kFloat16, {2}).output("Y");
+  const std::vector<float> x = {3, 2};
+  const std::vector<uint16_t> e(2, 0x4000);  // 2.0
+  auto r = plan_and_run(m, {{"X", {kFloat, {2}, x.data()}}, {"E", {kFloat16, {2}, e.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)[0].dtype(), kFloat);
+  EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{9, 4}));
+}
+
+TEST(HostileOps, DiffFuzzConvTransposeNegativePadsAreRefused) {
+  OneNode m("ConvTranspose", "ct", 11);
+  m.input("X", kFloat, {1, 1, 3})
+      .input("W", kFloat, {1, 1, 2})
+      .output("Y")
+      .attr_ints("pads", {-1, 0});
+  const std::vector<float> w = {1, 1};
+  expect_error(plan_and_run(m, {{"X", {kFloat, {1, 1, 3}, kX6.data()}},
+                                {"W", {kFloat, {1, 1, 2}, w.data()}}}),
+               {"node 'ct' (ConvTranspose)", "pads must not be negative"});
 }
 
 }  // namespace

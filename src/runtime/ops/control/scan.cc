@@ -75,6 +75,12 @@ Result<std::unique_ptr<Kernel>> build_scan(BuildContext& ctx) {
       int(out_axes.size()) != k) {
     return ctx.error("scan direction and axis lists must have one entry per scan input/output");
   }
+  for (const auto* dirs : {&in_dirs, &out_dirs}) {
+    for (int64_t d : *dirs) {
+      if (d != 0 && d != 1)  // 0 forward, 1 reverse: nothing else is defined
+        return ctx.error("scan directions must be 0 or 1, got " + std::to_string(d));
+    }
+  }
   std::vector<ValueDesc> formal(size_t(n + m));
   for (int i = 0; i < n + m; ++i) OP_RETURN_IF_ERROR(ctx.require_input(i).status());
   for (int i = 0; i < n; ++i) {

@@ -164,6 +164,11 @@ Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
   auto pads = ctx.attr_ints("pads").value_or(std::vector<int64_t>(2 * r, 0));
   if (pads.empty()) pads.assign(2 * r, 0);
   if (pads.size() != 2 * r) return ctx.error("pads must have " + std::to_string(2 * r) + " values");
+  // kernel_shape, when given, is W's spatial dims (as for Conv; the kernel comes from W).
+  if (auto ks = ctx.attr_ints("kernel_shape");
+      ks && !ks->empty() && *ks != std::vector<int64_t>(w->shape.begin() + 2, w->shape.end())) {
+    return ctx.error("kernel_shape does not match W " + shape_string(w->shape));
+  }
   auto out_shape = ctx.attr_ints("output_shape");
   if (out_shape && out_shape->size() == r + 2)
     out_shape->erase(out_shape->begin(), out_shape->begin() + 2);
@@ -212,6 +217,10 @@ Result<std::unique_ptr<Kernel>> build_conv_transpose(BuildContext& ctx) {
                          std::to_string(i));
       }
       win.out[i] = *o;
+      if (win.pad_begin[i] < 0 || win.pad_end[i] < 0) {  // onnx's inference refuses them
+        return ctx.error("pads must not be negative, got " + std::to_string(win.pad_begin[i]) +
+                         " / " + std::to_string(win.pad_end[i]));
+      }
     }
     if (win.out[i] < 0 || win.out[i] > (int64_t(1) << 32)) {
       return ctx.error("output size " + std::to_string(win.out[i]) + " is out of range");

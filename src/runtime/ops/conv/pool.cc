@@ -248,6 +248,8 @@ Result<PoolPlan> read_pool(BuildContext& ctx, const ValueDesc& x, PoolKind kind,
              ? (ctx.opset() < 2 ? int64_t(ctx.attr_float("p", 2.0f)) : ctx.attr_int("p", 2))
              : 2;
   pl.storage_order = kind == PoolKind::kMax ? ctx.attr_int("storage_order", 0) : 0;
+  if (pl.storage_order != 0 && pl.storage_order != 1)  // row major or column major
+    return ctx.error("storage_order must be 0 or 1, got " + std::to_string(pl.storage_order));
   return pl;
 }
 

@@ -89,6 +89,7 @@ Result<std::unique_ptr<Kernel>> build_celu(BuildContext& ctx) {
   float alpha = ctx.attr_float("alpha", 1.0f);
   return activation(ctx, [alpha](auto x) -> decltype(x) {
     using T = decltype(x);
+    if (x != x) return x;  // NaN propagates (std::max(0, NaN) would give 0)
     return std::max(T(0), x) + std::min(T(0), T(alpha) * std::expm1(x / T(alpha)));
   });
 }

@@ -221,7 +221,7 @@ inline T unary(T x) {
   if constexpr (op == UnOp::kSqrt) return std::sqrt(x);
   if constexpr (op == UnOp::kErf) return std::erf(x);
   if constexpr (op == UnOp::kTanh) return std::tanh(x);
-  if constexpr (op == UnOp::kRelu) return x > T(0) ? x : T(0);
+  if constexpr (op == UnOp::kRelu) return x < T(0) ? T(0) : x;  // NaN stays NaN (max(0, x))
   if constexpr (op == UnOp::kSigmoid) {
     // Stable for large |x|.
     if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));

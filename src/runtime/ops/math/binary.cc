@@ -128,7 +128,10 @@ Result<std::unique_ptr<Kernel>> build_bit_shift(BuildContext& ctx) {
 
 Result<std::unique_ptr<Kernel>> build_mod(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(BinarySetup s, setup_binary(ctx, kUndefined));
-  bool fmod = ctx.attr_int("fmod", 0) != 0;
+  const int64_t fmod_v = ctx.attr_int("fmod", 0);
+  if (fmod_v != 0 && fmod_v != 1)
+    return ctx.error("fmod must be 0 or 1, got " + std::to_string(fmod_v));
+  bool fmod = fmod_v == 1;
   if (!fmod && is_float_type(s.dtype)) return ctx.error("fmod must be 1 for floating point");
   std::unique_ptr<Kernel> k;
   if (!dispatch_numeric(s.dtype, [&](auto tag) {
@@ -176,6 +179,14 @@ template <Var v>
 Result<std::unique_ptr<Kernel>> build_variadic(BuildContext& ctx) {
   int count = ctx.input_count();
   if (count < 1) return ctx.error("needs at least one input");
+  if (ctx.opset() < 8) {  // broadcasting came with opset 8 (Max-8, Min-8, Sum-8, Mean-8)
+    for (int i = 1; i < count; ++i) {
+      if (ctx.has_input(i) && ctx.has_input(0) && ctx.input(i).shape != ctx.input(0).shape)
+        return ctx.error("before opset 8 every input has the shape of input 0, got " +
+                         shape_string(ctx.input(i).shape) + " vs " +
+                         shape_string(ctx.input(0).shape));
+    }
+  }
   OP_ASSIGN_OR_RETURN(Shape out, broadcast_inputs(ctx, 0, count));
   int32_t dt = ctx.input(0).dtype;
   for (int i = 1; i < count; ++i) {

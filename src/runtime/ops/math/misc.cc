@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <type_traits>
 
 #include "runtime/ops/math/common.h"
 
@@ -105,8 +106,10 @@ enum class Window { kHann, kHamming, kBlackman };
 template <Window w>
 Result<std::unique_ptr<Kernel>> build_window(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(auto size_v, ctx.const_ints(0, "size"));
-  if (size_v.size() != 1 || size_v[0] < 0 || size_v[0] > (int64_t(1) << 32))
-    return ctx.error("size must be a non-negative scalar");
+  // onnx's inference of the window operators requires size > 0.
+  if (size_v.size() != 1 || size_v[0] <= 0 || size_v[0] > (int64_t(1) << 32))
+    return ctx.error("size must be a positive scalar, got " +
+                     (size_v.size() == 1 ? std::to_string(size_v[0]) : std::string("a list")));
   int64_t n = size_v[0];
   int32_t dt = int32_t(ctx.attr_int("output_datatype", kFloat));
   bool periodic = ctx.attr_int("periodic", 1) != 0;
@@ -116,12 +119,18 @@ Result<std::unique_ptr<Kernel>> build_window(BuildContext& ctx) {
     using T = typename decltype(tag)::type;
     T* o = static_cast<T*>(out.mutable_data());
     for (int64_t i = 0; i < n; ++i) {
-      double a = den > 0 ? 2 * std::numbers::pi * double(i) / den : 0;
+      // As the ONNX function body computes it: a symmetric window of size 1 has
+      // 0 * (2 pi / 0), NaN (ORT agrees).
+      double a = double(i) * (2 * std::numbers::pi / den);
       double v;
       if constexpr (w == Window::kHann) v = 0.5 - 0.5 * std::cos(a);
       if constexpr (w == Window::kHamming) v = 25.0 / 46.0 - (1 - 25.0 / 46.0) * std::cos(a);
       if constexpr (w == Window::kBlackman) v = 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a);
-      o[i] = T(v);
+      if constexpr (std::is_integral_v<T>) {
+        o[i] = std::isnan(v) ? T(0) : T(v);  // NaN has no integer value
+      } else {
+        o[i] = T(v);
+      }
     }
   });
   if (!ok) return unsupported_type(ctx, dt);

@@ -92,7 +92,10 @@ std::unique_ptr<Kernel> reduce_kernel(const ReducePlan& plan) {
           for_each_reduced(plan, base, [&](int64_t i) { acc = Acc(acc * Acc(x[i])); });
         } else if constexpr (r == Red::kLogSumExp) {
           double mx = -INFINITY;
-          for_each_reduced(plan, base, [&](int64_t i) { mx = std::max(mx, double(x[i])); });
+          for_each_reduced(plan, base, [&](int64_t i) {
+            const double v = double(x[i]);  // a NaN sticks (std::max(m, NaN) keeps m)
+            mx = std::isnan(v) || std::isnan(mx) ? std::isnan(mx) ? mx : v : std::max(mx, v);
+          });
           if (std::isinf(mx) || std::isnan(mx)) {
             acc = Acc(mx);  // +inf, NaN, or -inf for all -inf or nothing
           } else {
@@ -123,6 +126,14 @@ std::unique_ptr<Kernel> reduce_kernel(const ReducePlan& plan) {
       }
     });
   });
+}
+
+// keepdims is 0 or 1 (ONNX gives no meaning to other values; ORT reads them as 0, a
+// "!= 0" test as 1): anything else is refused.
+Result<bool> keepdims_of(const BuildContext& ctx) {
+  const int64_t k = ctx.attr_int("keepdims", 1);
+  if (k != 0 && k != 1) return ctx.error("keepdims must be 0 or 1, got " + std::to_string(k));
+  return k == 1;
 }
 
 // The normalised, de-duplicated reduced axes, or nullopt for a no-op.
@@ -181,7 +192,7 @@ Result<std::unique_ptr<Kernel>> build_reduce(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
   int64_t rank = int64_t(x->shape.size());
   OP_ASSIGN_OR_RETURN(auto reduce, reduced_axes(ctx, rank, r == Red::kSum ? 13 : 18));
-  bool keepdims = ctx.attr_int("keepdims", 1) != 0;
+  OP_ASSIGN_OR_RETURN(bool keepdims, keepdims_of(ctx));
   std::vector<bool> mask = reduce ? *reduce : std::vector<bool>(size_t(rank), false);
   Shape out;
   ReducePlan plan = plan_reduction(x->shape, mask, keepdims, &out);
@@ -219,9 +230,10 @@ template <bool is_max>
 Result<std::unique_ptr<Kernel>> build_arg(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
   int64_t rank = int64_t(x->shape.size());
-  OP_ASSIGN_OR_RETURN(int64_t axis,
-                      normalize_axis(ctx.attr_int("axis", 0), std::max<int64_t>(rank, 1), ctx));
-  bool keepdims = ctx.attr_int("keepdims", 1) != 0;
+  // `axis` lies in [-r, r-1]: a scalar has none (onnx's inference and ORT refuse it).
+  if (rank == 0) return ctx.error("input must have rank >= 1, got a scalar");
+  OP_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis", 0), rank, ctx));
+  OP_ASSIGN_OR_RETURN(bool keepdims, keepdims_of(ctx));
   bool last = ctx.attr_int("select_last_index", 0) != 0;
   Shape out = x->shape;
   if (rank > 0) {
@@ -247,7 +259,13 @@ Result<std::unique_ptr<Kernel>> build_arg(BuildContext& ctx) {
               T bv = p[0];
               for (int64_t j = 1; j < s.len; ++j) {
                 T v = p[j * s.inner];
-                bool better = is_max ? (last ? v >= bv : v > bv) : (last ? v <= bv : v < bv);
+                // NaN is the extreme, as numpy's argmax/argmin (onnx's reference) read it:
+                // the first NaN, or the last one with select_last_index.
+                const bool v_nan = v != v, b_nan = bv != bv;
+                bool better = b_nan    ? v_nan && last
+                              : v_nan  ? true
+                              : is_max ? (last ? v >= bv : v > bv)
+                                       : (last ? v <= bv : v < bv);
                 if (better) {
                   bv = v;
                   best = j;
@@ -269,7 +287,11 @@ Result<std::unique_ptr<Kernel>> build_cumsum(BuildContext& ctx) {
   int64_t rank = int64_t(x->shape.size());
   if (rank == 0) return ctx.error("input must have rank >= 1");
   OP_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(axis_v[0], rank, ctx));
-  bool exclusive = ctx.attr_int("exclusive", 0) != 0, reverse = ctx.attr_int("reverse", 0) != 0;
+  const int64_t exclusive_v = ctx.attr_int("exclusive", 0), reverse_v = ctx.attr_int("reverse", 0);
+  if ((exclusive_v != 0 && exclusive_v != 1) || (reverse_v != 0 && reverse_v != 1))
+    return ctx.error("exclusive and reverse must be 0 or 1, got " + std::to_string(exclusive_v) +
+                     " and " + std::to_string(reverse_v));
+  const bool exclusive = exclusive_v == 1, reverse = reverse_v == 1;
   ctx.set_output(0, x->dtype, x->shape);
   AxisSplit s = split_at(x->shape, axis);
   std::unique_ptr<Kernel> k;

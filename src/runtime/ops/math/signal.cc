@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "kernels/vec_math/vec_half.h"
 #include "runtime/memory_account.h"
 #include "runtime/ops/math/common.h"
 
@@ -54,8 +55,17 @@ Result<std::unique_ptr<Kernel>> build_dft(BuildContext& ctx) {
   if (ctx.has_input(1)) {
     OP_ASSIGN_OR_RETURN(len, const_int(ctx, 1, "dft_length"));
   }
-  bool inverse = ctx.attr_int("inverse", 0) != 0;
-  bool onesided = ctx.attr_int("onesided", 0) != 0;
+  const int64_t inverse_v = ctx.attr_int("inverse", 0), onesided_v = ctx.attr_int("onesided", 0);
+  if ((inverse_v != 0 && inverse_v != 1) || (onesided_v != 0 && onesided_v != 1))
+    return ctx.error("inverse and onesided must be 0 or 1, got " + std::to_string(inverse_v) +
+                     " and " + std::to_string(onesided_v));
+  const bool inverse = inverse_v == 1, onesided = onesided_v == 1;
+  // onnx's inference: a forward one-sided DFT is of a real signal.
+  if (!inverse && onesided && x->shape.back() != 1)
+    return ctx.error("one-sided DFT requires real input (last dimension 1)");
+  // onnx's inference: an inverse one-sided DFT reads half a spectrum, so complex input.
+  if (inverse && onesided && x->shape.back() != 2)
+    return ctx.error("inverse one-sided DFT requires complex input (last dimension 2)");
   int64_t bins = onesided ? len / 2 + 1 : len;
   Shape out = x->shape;
   out[size_t(axis)] = bins;
@@ -140,9 +150,19 @@ Result<std::unique_ptr<Kernel>> build_mel_weight_matrix(BuildContext& ctx) {
   double edge[2];
   for (int i = 0; i < 2; ++i) {
     const Tensor* v = ctx.input_value(3 + i);
-    if (v == nullptr || v->numel() != 1 || !(v->dtype == kFloat || v->dtype == kDouble))
+    // Every float type natively: through the half adapter, a float16 edge would make the
+    // output float16, while its type is output_datatype's.
+    if (v == nullptr || v->numel() != 1 ||
+        !(v->dtype == kFloat || v->dtype == kDouble || v->dtype == kFloat16 ||
+          v->dtype == kBfloat16))
       return ctx.error("edge frequencies must be known before running (float scalars)");
-    edge[i] = v->dtype == kFloat ? double(*v->as<float>()) : *v->as<double>();
+    if (v->dtype == kFloat16 || v->dtype == kBfloat16) {
+      const uint16_t bits = *v->as<uint16_t>();
+      edge[i] = v->dtype == kFloat16 ? kernels::vec::half_to_float(bits)
+                                     : kernels::vec::bfloat16_to_float(bits);
+    } else {
+      edge[i] = v->dtype == kFloat ? double(*v->as<float>()) : *v->as<double>();
+    }
   }
   if (mels > (int64_t(1) << 20) || dft_length > (int64_t(1) << 30))
     return ctx.error("num_mel_bins or dft_length is too large");

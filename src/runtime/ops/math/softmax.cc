@@ -14,11 +14,11 @@ Result<std::unique_ptr<Kernel>> build_softmax(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
   if (x->dtype != kFloat) return ctx.error("only float is supported, got " + dtype_name(x->dtype));
   int64_t rank = int64_t(x->shape.size());
+  // ONNX: `axis` lies in [-r, r-1], so a scalar has none (ORT and onnx's inference refuse it).
+  if (rank == 0) return ctx.error("input must have rank >= 1, got a scalar");
   ctx.set_output(0, kFloat, x->shape);
   int64_t outer = 1, len = 1, inner = 1;
-  if (rank == 0) {
-    len = 1;
-  } else if (ctx.opset() < 13) {  // coerced to 2-D at `axis`
+  if (ctx.opset() < 13) {  // coerced to 2-D at `axis`
     OP_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis", 1), rank, ctx));
     for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : len) *= x->shape[size_t(i)];
   } else {
@@ -75,7 +75,7 @@ struct Rows {
 Result<Rows> rows_of(BuildContext& ctx, const Shape& s) {
   int64_t rank = int64_t(s.size());
   Rows r;
-  if (rank == 0) return r;
+  if (rank == 0) return ctx.error("input must have rank >= 1, got a scalar");  // no axis
   bool coerced = ctx.opset() < 13;
   OP_ASSIGN_OR_RETURN(int64_t axis,
                       normalize_axis(ctx.attr_int("axis", coerced ? 1 : -1), rank, ctx));

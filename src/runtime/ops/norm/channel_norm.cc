@@ -111,9 +111,10 @@ Result<std::unique_ptr<Kernel>> build_instance_norm(BuildContext& ctx) {
       for (int64_t i = 0; i < plane; ++i) sq += (xr[i] - mean) * (xr[i] - mean);
       const double var = plane ? sq / double(plane) : 0.0;
       const int64_t ch = int64_t(t) % c;
-      const float s = float(scale[ch] / std::sqrt(var + eps));
-      const float sh = float(b[ch] - mean * s);
-      for (int64_t i = 0; i < plane; ++i) yr[i] = xr[i] * s + sh;
+      // (x - mean) * s + b, not x * s + (b - mean * s): with a small variance s is large and
+      // the second form cancels catastrophically (difffuzz: a lone 65504 came out 0.5 off).
+      const double s = double(scale[ch]) / std::sqrt(var + eps);
+      for (int64_t i = 0; i < plane; ++i) yr[i] = float((double(xr[i]) - mean) * s + b[ch]);
     });
   }));
 }
@@ -155,9 +156,9 @@ Result<std::unique_ptr<Kernel>> build_group_norm(BuildContext& ctx) {
       const int64_t gi = int64_t(t) % groups;
       for (int64_t k = 0; k < cg; ++k) {
         const int64_t pi = per_param == c ? gi * cg + k : gi;
-        const float s = float(scale[pi] * inv);
-        const float sh = float(b[pi] - mean * scale[pi] * inv);
-        for (int64_t i = 0; i < plane; ++i) yr[k * plane + i] = xr[k * plane + i] * s + sh;
+        const double s = double(scale[pi]) * inv;  // centred first, as InstanceNormalization
+        for (int64_t i = 0; i < plane; ++i)
+          yr[k * plane + i] = float((double(xr[k * plane + i]) - mean) * s + b[pi]);
       }
     });
   }));

@@ -47,6 +47,10 @@ Result<ConvGeom> conv_geometry(const BuildContext& ctx, const Shape& x, const Sh
   }
   g.in.assign(x.begin() + 2, x.end());
   g.kernel.assign(w.begin() + 2, w.end());
+  // kernel_shape, when given, must be W's spatial dims (as for Conv, conv/conv.cc).
+  if (auto ks = ctx.attr_ints("kernel_shape"); ks && !ks->empty() && *ks != g.kernel) {
+    return ctx.error("kernel_shape " + shape_string(*ks) + " does not match w " + shape_string(w));
+  }
   g.stride = ctx.attr_ints("strides").value_or(Shape(sd, 1));
   g.dilation = ctx.attr_ints("dilations").value_or(Shape(sd, 1));
   Shape pads = ctx.attr_ints("pads").value_or(Shape(2 * sd, 0));

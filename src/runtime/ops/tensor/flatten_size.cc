@@ -8,7 +8,8 @@ BuildResult build_flatten(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
   int64_t rank = int64_t(x->shape.size());
   int64_t axis = ctx.attr_int("axis", 1);
-  if (axis < -rank || axis > rank)
+  const int64_t lowest = ctx.opset() < 11 ? 0 : -rank;  // negative axes came with Flatten-11
+  if (axis < lowest || axis > rank)
     return ctx.error("axis " + std::to_string(axis) + " is out of range for rank " +
                      std::to_string(rank));
   if (axis < 0) axis += rank;

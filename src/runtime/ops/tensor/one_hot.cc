@@ -18,6 +18,8 @@ BuildResult build_one_hot(BuildContext& ctx) {
   if (depth_v.size() != 1) return ctx.error("depth must hold one element");
   int64_t depth = depth_v[0];
   if (depth < 0) return ctx.error("depth must be non-negative");
+  // onnx's inference (and ORT) refuse scalar indices: the new axis needs an index tensor.
+  if (idx->shape.empty()) return ctx.error("indices must have rank >= 1, got a scalar");
   int64_t rank = int64_t(idx->shape.size()) + 1;
   OP_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis", -1), rank, ctx));
   Shape out = idx->shape;

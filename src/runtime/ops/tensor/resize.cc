@@ -438,7 +438,10 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
     else
       return ctx.error("nearest_mode '" + nm + "' is not supported");
     o.cubic_a = ctx.attr_float("cubic_coeff_a", -0.75f);
-    o.exclude_outside = ctx.attr_int("exclude_outside", 0) != 0;
+    const int64_t exclude = ctx.attr_int("exclude_outside", 0);
+    if (exclude != 0 && exclude != 1)  // a flag: ORT refuses other values too
+      return ctx.error("exclude_outside must be 0 or 1, got " + std::to_string(exclude));
+    o.exclude_outside = exclude == 1;
     o.antialias = opset >= 18 && ctx.attr_int("antialias", 0) != 0 && o.mode != Mode::kNearest;
     if (o.transform == Transform::kTfCropAndResize) {
       OP_ASSIGN_OR_RETURN(roi, optional_floats(ctx, 1, "roi"));
@@ -473,6 +476,9 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
     for (size_t i = 0; i < axes.size(); ++i) {
       double s = scales[i];
       if (!(s > 0)) return ctx.error("scales must be positive");
+      // Upsample only enlarges: its scales "take values greater than or equal to 1".
+      if (upsample && !(s >= 1))
+        return ctx.error("Upsample scales must be >= 1, got " + std::to_string(s));
       double o_dim = std::floor(s * double(x->shape[size_t(axes[i])]));
       if (o_dim > double(int64_t(1) << 40)) return ctx.error("output too large");
       scale[size_t(axes[i])] = s;
@@ -514,6 +520,9 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
     return ctx.error("output " + shape_string(out) + " is larger than 64 GiB");
   // roi: [starts..., ends...] over the given axes (opset 18) or all axes.
   std::vector<double> roi_start(size_t(rank), 0.0), roi_end(size_t(rank), 1.0);
+  // tf_crop_and_resize crops to the roi: it needs one (ORT refuses it too).
+  if (roi.empty() && o.transform == Transform::kTfCropAndResize)
+    return ctx.error("tf_crop_and_resize needs a roi of 2 * rank entries, got none");
   if (!roi.empty()) {
     size_t na = roi.size() / 2;
     if (roi.size() % 2 != 0 || (na != size_t(rank) && na != axes.size()))

@@ -134,7 +134,7 @@ BuildResult build_roi_align(BuildContext& ctx) {
     return ctx.error("X and rois must both be float or double");
   OP_RETURN_IF_ERROR(require_index_type(ctx, batch->dtype, "batch_indices"));
   if (x->shape.size() != 4 || rois->shape.size() != 2 || rois->shape[1] != 4 ||
-      shape_numel(batch->shape) != rois->shape[0])
+      batch->shape.size() != 1 || batch->shape[0] != rois->shape[0])
     return ctx.error("X, rois and batch_indices must be [N, C, H, W], [R, 4] and [R]");
   std::string ctm = ctx.attr_string("coordinate_transformation_mode",
                                     ctx.opset() >= 16 ? "half_pixel" : "output_half_pixel");

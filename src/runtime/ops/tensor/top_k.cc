@@ -18,6 +18,8 @@ BuildResult build_top_k(BuildContext& ctx) {
   int64_t k;
   if (ctx.opset() < 10) {
     k = ctx.attr_int("k", -1);
+    // TopK-1's k attribute is required and positive (onnx's inference).
+    if (k < 1) return ctx.error("attribute k must be >= 1, got " + std::to_string(k));
   } else {
     OP_ASSIGN_OR_RETURN(auto kv, ints_for_shape(ctx, 1, "k"));
     if (kv.size() != 1) return ctx.error("k must hold one element");
@@ -27,7 +29,11 @@ BuildResult build_top_k(BuildContext& ctx) {
   if (k < 0 || k > dim)
     return ctx.error("k " + std::to_string(k) + " is out of range for dimension " +
                      std::to_string(dim));
-  bool largest = ctx.attr_int("largest", 1) != 0;
+  const int64_t largest_v = ctx.attr_int("largest", 1), sorted_v = ctx.attr_int("sorted", 1);
+  if ((largest_v != 0 && largest_v != 1) || (sorted_v != 0 && sorted_v != 1))  // flags
+    return ctx.error("largest and sorted must be 0 or 1, got " + std::to_string(largest_v) +
+                     " and " + std::to_string(sorted_v));
+  bool largest = largest_v == 1;
   Shape out = x->shape;
   out[size_t(axis)] = k;
   ctx.set_output(0, x->dtype, out);

@@ -20,7 +20,10 @@ BuildResult build_unique(BuildContext& ctx) {
   int32_t dt = x->dtype == kBool ? kUint8 : x->dtype;
   if (!dispatch_numeric(dt, [](auto) {}))
     return ctx.error("type " + dtype_name(x->dtype) + " is not supported");
-  bool sorted = ctx.attr_int("sorted", 1) != 0;
+  const int64_t sorted_v = ctx.attr_int("sorted", 1);
+  if (sorted_v != 0 && sorted_v != 1)
+    return ctx.error("sorted must be 0 or 1, got " + std::to_string(sorted_v));
+  bool sorted = sorted_v == 1;
   const auto* a = ctx.typed_attr("axis", onnx::AttributeProto::INT);
   Shape view = a ? x->shape : Shape{x->numel()};
   int64_t rank = int64_t(view.size());
