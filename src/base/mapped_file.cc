@@ -80,4 +80,15 @@ void MappedFile::prefetch(size_t offset, size_t length) const {
   ::madvise(const_cast<uint8_t*>(data_) + begin, end - begin, MADV_WILLNEED);
 }
 
+void populate_read(const void* p, size_t n) {
+#ifndef MADV_POPULATE_READ
+  constexpr int MADV_POPULATE_READ = 22;  // Linux 5.14
+#endif
+  if (p == nullptr || n == 0) return;
+  const uintptr_t page = 4096;
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + n;
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);
+}
+
 }  // namespace onnx_prepack::base

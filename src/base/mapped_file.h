@@ -47,4 +47,11 @@ class MappedFile {
 
 Result<FileIdentity> stat_identity(const std::string& path);
 
+// Maps the pages of [p, p + n) of a file mapping into the page tables in one
+// call (MADV_POPULATE_READ, Linux 5.14+) instead of one fault per 16 pages as
+// a reader touches them; pages not in the page cache are read. A reader about
+// to hash the whole range (resolve's hashing ahead) calls it first. No effect
+// where the kernel lacks it.
+void populate_read(const void* p, size_t n);
+
 }  // namespace onnx_prepack::base
