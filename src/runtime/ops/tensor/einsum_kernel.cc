@@ -60,6 +60,7 @@ class EinsumKernel final : public Kernel {
     std::vector<MemoryReservation> held(p.buffer_shapes.size());
     auto create = [&](int b) -> bool {
       if (b < 0 || bufs[size_t(b)]) return true;
+      // dims-lint: ok (every planned buffer passed checked_tensor_bytes when the node was built)
       int64_t elems = shape_numel(p.buffer_shapes[size_t(b)]);
       auto r =
           reserve_memory(uint64_t(elems) * sizeof(T), where_ + ": Einsum intermediate " +

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "runtime/checked_math.h"
 #include "runtime/work_budget.h"
 
 namespace onnx_prepack::runtime::tensor_family {
@@ -22,11 +23,6 @@ constexpr uint64_t kMinGemmMacs = 2048;
 // entries: bounded work per step.
 constexpr size_t kFullSearchTerms = 64;
 constexpr size_t kMaxScan = 1024;
-
-uint64_t saturating_add(uint64_t a, uint64_t b) {
-  uint64_t r;
-  return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<uint64_t>::max() : r;
-}
 
 uint64_t elems_of(const std::vector<int64_t>& shape) {
   uint64_t e = 1;
