@@ -1425,3 +1425,69 @@ TEST(HostileOps, DiffFuzzConvTransposeNegativePadsAreRefused) {
 
 }  // namespace
 }  // namespace onnx_prepack::runtime
+
+namespace onnx_prepack::runtime {
+namespace {
+
+// Found by tools/difffuzz: a loop-carried initial value whose element type is
+// not the one the body declares for it ran (ONNX and ORT refuse it).
+TEST(HostileOps, LoopCarriedTypeOtherThanTheBodyDeclaresIsRefused) {
+  onnx::GraphProto body;
+  body.set_name("body");
+  auto input = [](onnx::GraphProto& g, const char* name, int32_t type) {
+    auto* v = g.add_input();
+    v->set_name(name);
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(type);
+  };
+  input(body, "i", onnx::TensorProto::INT64);
+  input(body, "c", onnx::TensorProto::BOOL);
+  input(body, "v", onnx::TensorProto::INT32);  // declared int32; the node feeds float
+  auto* id1 = body.add_node();
+  id1->set_op_type("Identity");
+  id1->add_input("c");
+  id1->add_output("c_out");
+  auto* id2 = body.add_node();
+  id2->set_op_type("Identity");
+  id2->add_input("v");
+  id2->add_output("v_out");
+  body.add_output()->set_name("c_out");
+  body.add_output()->set_name("v_out");
+
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  for (const auto& [name, type] :
+       std::vector<std::pair<const char*, int32_t>>{{"M", onnx::TensorProto::INT64},
+                                                    {"cond", onnx::TensorProto::BOOL},
+                                                    {"v0", onnx::TensorProto::FLOAT}}) {
+    auto* v = g->add_input();
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    tt->mutable_shape();
+  }
+  auto* loop = g->add_node();
+  loop->set_op_type("Loop");
+  loop->set_name("lp");
+  for (const char* in : {"M", "cond", "v0"}) loop->add_input(in);
+  loop->add_output("v_final");
+  auto* a = loop->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  *a->mutable_g() = body;
+  g->add_output()->set_name("v_final");
+  auto fm = std::shared_ptr<const format::Model>(format::Model::from_proto(m, "."));
+  auto s = Session::create(fm, SessionOptions{});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  Status planned = testing::plan_status(
+      (*s)->plan({{"M", {kInt64, {}}}, {"cond", {kBool, {}}}, {"v0", {kFloat, {}}}}));
+  ASSERT_FALSE(planned.ok());
+  EXPECT_NE(planned.message().find("node 'lp' (Loop)"), std::string::npos) << planned.message();
+  EXPECT_NE(planned.message().find("body declares 'v' as int32"), std::string::npos)
+      << planned.message();
+}
+
+}  // namespace
+}  // namespace onnx_prepack::runtime

@@ -241,10 +241,6 @@ KNOWN = [
      "an inf input beside the sample point: the spec's interpolation multiplies it by a weight "
      "of 0 (NaN); ours leaves zero-weight taps out and gives a finite value or inf (not fixed "
      "here)"),
-    ("Loop", "ort_refuses", "element type mismatch", None, "open",
-     "a loop-carried initial value whose type differs from the body's input: ours runs it "
-     "(the body's declared input types are not checked against the node's inputs; not fixed "
-     "here)"),
     ("*", "ours_refuses", r"only float (inputs )?(is|are) supported|input 0 is double, only float|"
      r"ratio: type float16 is not supported", lambda c: c.op in (
          "MatMul", "Gemm", "LayerNormalization", "BatchNormalization", "Softmax", "Dropout",

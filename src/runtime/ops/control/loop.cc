@@ -195,6 +195,19 @@ Result<std::unique_ptr<Kernel>> build_loop(BuildContext& ctx) {
     return ctx.error("has more outputs than loop-carried values and scan outputs");
   }
   for (int i = 0; i < ls.carried; ++i) OP_RETURN_IF_ERROR(ctx.require_input(2 + i).status());
+  // A loop-carried value keeps its type: the body's declared input type, when
+  // it declares one, must be the initial value's (ONNX type inference and ORT
+  // refuse a mismatch; found by tools/difffuzz).
+  for (int i = 0; i < ls.carried; ++i) {
+    const onnx::ValueInfoProto& formal = body->input(2 + i);
+    if (!formal.type().has_tensor_type()) continue;
+    const int32_t declared = formal.type().tensor_type().elem_type();
+    if (declared != 0 && declared != ctx.input(2 + i).dtype) {
+      return ctx.error("loop-carried input " + std::to_string(i) + " is " +
+                       dtype_name(ctx.input(2 + i).dtype) + " but the body declares '" +
+                       formal.name() + "' as " + dtype_name(declared));
+    }
+  }
   if (ctx.has_input(0) && (ctx.input(0).dtype != kInt64 || checked_numel(ctx.input(0).shape) != 1))
     return ctx.error("M must be one int64");
   if (ctx.has_input(1) && (ctx.input(1).dtype != kBool || checked_numel(ctx.input(1).shape) != 1))
