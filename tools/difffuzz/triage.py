@@ -264,6 +264,14 @@ KNOWN = [
     ("*", "ours_refuses", r"axis -?\d+ is out of range for rank 0", lambda c: c.op.startswith(
         "Reduce"), "ort", "axes on a scalar: ONNX's axes lie in [-r, r-1], none for r = 0; ours "
      "refuses, ORT runs it"),
+    ("*", "ours_refuses", r"input must have rank >= 1, got a scalar", lambda c: c.op in (
+        "ArgMax", "ArgMin"), "ort",
+     "a scalar: ArgMax/ArgMin reduce along `axis`, which lies in [-r, r-1], none for r = 0 "
+     "(onnx's inference refuses it from opset 11; earlier schemas do not check); ours refuses, "
+     "ORT runs it"),
+    ("GroupNormalization", "differ", r"shape \[", lambda c: any(
+        n.startswith("X") and a.ndim >= 2 and a.shape[1] == 0 for n, a in c.feeds.items()), "ort",
+     "X with 0 channels: Y has X's shape (ours); ORT returns num_groups channels"),
     ("ArgMax", "ours_refuses", "cannot take the arg of an empty axis", None, "undefined",
      "the arg of an empty axis: there is no element to point at; ours refuses, ORT answers"),
     ("ArgMin", "ours_refuses", "cannot take the arg of an empty axis", None, "undefined",

@@ -107,11 +107,22 @@ std::unique_ptr<Kernel> reduce_kernel(const ReducePlan& plan) {
           acc = Acc(0);
           for_each_reduced(plan, base, [&](int64_t i) {
             Acc v = Acc(x[i]);
-            if constexpr (r == Red::kL1) {
-              if constexpr (std::is_signed_v<Acc>) v = v < 0 ? Acc(-v) : v;
+            if constexpr (std::is_integral_v<Acc>) {
+              // Integers wrap in their own width (as numpy, ONNX's reference):
+              // the arithmetic runs unsigned, where wrapping is defined.
+              using U = std::make_unsigned_t<Acc>;
+              U u = U(v);
+              if constexpr (r == Red::kL1) {
+                if constexpr (std::is_signed_v<Acc>) u = v < 0 ? U(uint64_t(0) - uint64_t(u)) : u;
+              }
+              // In uint64_t: a uint16 product would be promoted to int.
+              if constexpr (r == Red::kL2 || r == Red::kSumSquare) u = U(uint64_t(u) * uint64_t(u));
+              acc = Acc(U(uint64_t(U(acc)) + uint64_t(u)));
+            } else {
+              if constexpr (r == Red::kL1) v = v < 0 ? Acc(-v) : v;
+              if constexpr (r == Red::kL2 || r == Red::kSumSquare) v = Acc(v * v);
+              acc = Acc(acc + v);
             }
-            if constexpr (r == Red::kL2 || r == Red::kSumSquare) v = Acc(v * v);
-            acc = Acc(acc + v);
           });
           if constexpr (r == Red::kMean) {
             if (plan.red_count != 0)
