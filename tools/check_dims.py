@@ -4,9 +4,9 @@ controls go through runtime/checked_math.h, never a raw int64 multiply.
 
 Usage: check_dims.py [SOURCE_DIR]
 
-Heuristics, over src/runtime/ops/**.cc|h (and `builtin` over all of src/runtime):
-- builtin:  a `__builtin_{mul,add,sub}_overflow` outside src/runtime/checked_math.h: the one
-            helper set is checked_math.h.
+Heuristics, over src/runtime/ops/**.cc|h (and `builtin` over all of src/):
+- builtin:  a `__builtin_{mul,add,sub}_overflow` outside src/base/checked_arith.h: the one
+            helper set is base/checked_arith.h (runtime/checked_math.h builds on it).
 - numel:    `shape_numel(E)` where E is not the shape of a value (`x->shape`, `in.shape`,
             `ctx.input(i).shape`): a value's shape has been checked by the session, a local
             Shape was computed and must go through checked_product first.
@@ -78,7 +78,7 @@ def is_int64(name, lines, n):
 def line_findings(code, in_ops, lines, n):
     found = []
     if BUILTIN_RE.search(code):
-        found.append(('builtin', 'raw __builtin_*_overflow: use runtime/checked_math.h'))
+        found.append(('builtin', 'raw __builtin_*_overflow: use base/checked_arith.h'))
     if not in_ops:
         return found
     for m in NUMEL_RE.finditer(code):
@@ -99,7 +99,7 @@ def line_findings(code, in_ops, lines, n):
 
 
 def check_file(path, rel, in_ops):
-    if rel == os.path.join('src', 'runtime', 'checked_math.h'):
+    if rel == os.path.join('src', 'base', 'checked_arith.h'):
         return []
     out = []
     with open(path, encoding='utf-8') as f:
@@ -143,7 +143,7 @@ def main():
     ops = os.path.join(runtime, 'ops')
     problems = []
     files = 0
-    for dirpath, _, names in os.walk(runtime):
+    for dirpath, _, names in os.walk(os.path.join(root, 'src')):
         for name in sorted(names):
             if not name.endswith(('.cc', '.h')):
                 continue
@@ -151,7 +151,9 @@ def main():
             rel = os.path.relpath(path, root)
             if rel in allowed:
                 continue
-            files += 1
+            # Outside the runtime only `builtin` applies (check_file's in_ops=False).
+            if path.startswith(runtime + os.sep):
+                files += 1
             problems += check_file(path, rel, path.startswith(ops + os.sep))
     for p in sorted(problems):
         print(p)
@@ -159,7 +161,8 @@ def main():
         print('%d findings (tools/check_dims.py: use runtime/checked_math.h or mark the line '
               'with "%s (reason)")' % (len(problems), MARKER))
         return 1
-    print('check_dims: %d files under src/runtime, no raw size arithmetic' % files)
+    print('check_dims: %d files under src/runtime, no raw size arithmetic; no raw overflow '
+          'builtin in src/' % files)
     return 0
 
 

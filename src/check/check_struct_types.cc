@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "base/checked_arith.h"
 #include "check/checker.h"
 #include "format/data_type.h"
 #include "format/model.h"
@@ -205,14 +206,14 @@ bool Checker::check_count(const A& a, const std::string& path, Ctx& ctx,
 void Checker::multiply_bits(Summary& s, std::optional<uint64_t> count, std::optional<uint64_t> each,
                             const std::string& where) {
   if (!count || !each) return;
-  uint64_t b;
-  if (__builtin_mul_overflow(*count, *each, &b)) {
+  const std::optional<uint64_t> b = base::checked_mul(*count, *each);
+  if (!b) {
     error(rules::kSizeOverflow, where,
           where + ": " + std::to_string(*count) + " elements of " + std::to_string(*each) +
               " bits overflow uint64");
     s.bad = true;
   } else {
-    s.bits = b;
+    s.bits = *b;
   }
 }
 
@@ -343,15 +344,15 @@ Summary Checker::walk_structure(const StructTypeProto& d, const std::string& pat
     s.bad = s.bad || m.bad;
     s.incomplete = s.incomplete || m.incomplete;
     s.height = std::max(s.height, m.height + 1);
-    if (__builtin_add_overflow(s.leaves, m.leaves, &s.leaves)) s.leaves = UINT64_MAX;
+    s.leaves = base::saturating_add(s.leaves, m.leaves);
     if (s.bits && m.bits) {
-      uint64_t b;
-      if (__builtin_add_overflow(*s.bits, *m.bits, &b)) {
+      const std::optional<uint64_t> b = base::checked_add(*s.bits, *m.bits);
+      if (!b) {
         error(rules::kSizeOverflow, ps, ps + ": the sum of the field sizes overflows uint64 bits");
         s.bad = true;
         s.bits.reset();
       } else {
-        s.bits = b;
+        s.bits = *b;
       }
     } else {
       s.bits.reset();
@@ -456,8 +457,7 @@ void Checker::check_constant(const onnx::TensorProto& t, const std::string& path
     return;
   }
   if (!counted_constants_.insert(&t).second) return;
-  if (__builtin_add_overflow(constant_bytes_, *size, &constant_bytes_))
-    constant_bytes_ = UINT64_MAX;
+  constant_bytes_ = base::saturating_add(constant_bytes_, *size);
   if (constant_bytes_ > options_.max_constant_bytes) {
     if (!constant_limit_reported_) {
       error(rules::kLimitConstantBytes, path,

@@ -1,5 +1,5 @@
-// Overflow-checked size arithmetic (issue 18): the one helper set the runtime
-// uses wherever a size, stride, index or offset is computed from values a
+// Overflow-checked size arithmetic (issue 18), on base/checked_arith.h: what
+// the runtime uses wherever a size, stride, index or offset is computed from values a
 // model or its inputs control (dims, attributes, fed shapes). A raw `a * b` of
 // two such int64 values is undefined behaviour when it overflows and a wrong
 // size when it wraps; these return nothing (std::optional) or an error naming
@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/checked_arith.h"
 #include "onnx_prepack/status.h"
 
 namespace onnx_prepack::runtime {
@@ -31,27 +32,12 @@ namespace onnx_prepack::runtime {
 // plus a count, or a count times a small element size, still fits int64.
 inline constexpr int64_t kMaxElementCount = int64_t(1) << 62;
 
-// a + b, a - b, a * b; nothing when the exact result does not fit T. The
-// second operand takes the first one's type, so a literal or a narrower value
-// never picks another overload: checked_mul(dim, 2), checked_mul(bytes, w).
-template <std::integral T>
-constexpr std::optional<T> checked_add(T a, std::type_identity_t<T> b) {
-  T r;
-  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
-template <std::integral T>
-constexpr std::optional<T> checked_sub(T a, std::type_identity_t<T> b) {
-  T r;
-  if (__builtin_sub_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
-template <std::integral T>
-constexpr std::optional<T> checked_mul(T a, std::type_identity_t<T> b) {
-  T r;
-  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
+// The arithmetic itself is base's (every layer shares it).
+using base::checked_add;
+using base::checked_mul;
+using base::checked_sub;
+using base::saturating_add;
+using base::saturating_mul;
 
 // d * d for an attribute such as DepthToSpace's blocksize; nothing when d is
 // negative or the square passes kMaxElementCount.
@@ -65,15 +51,6 @@ constexpr std::optional<int64_t> checked_square(int64_t d) {
 // ceil(a / b) for a >= 0, b > 0, without the a + b - 1 that overflows when b
 // is an attribute near 2^63 (a block_size, a stride).
 constexpr int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
-
-// a * b, or UINT64_MAX when it does not fit: for step and byte counts that are
-// only compared with a bound (work_budget.h), where "too many" is the answer.
-constexpr uint64_t saturating_mul(uint64_t a, uint64_t b) {
-  return checked_mul(a, b).value_or(std::numeric_limits<uint64_t>::max());
-}
-constexpr uint64_t saturating_add(uint64_t a, uint64_t b) {
-  return checked_add(a, b).value_or(std::numeric_limits<uint64_t>::max());
-}
 
 // The product of `dims` (an element count); nothing when a dim is negative or
 // the product passes kMaxElementCount. The empty product is 1.

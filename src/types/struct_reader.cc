@@ -3,6 +3,7 @@
 // size must equal the payload length exactly before anything is read.
 #include <cstring>
 
+#include "base/checked_arith.h"
 #include "format/data_type.h"
 #include "types/constant.h"
 #include "types/struct_type.h"
@@ -70,13 +71,14 @@ Result<std::vector<LeafTensor>> read_leaves(const Catalogue& catalogue,
         count = 0;
         break;
       }
-      if (__builtin_mul_overflow(count, d, &count))
-        return out_of_range("leaf element count overflows");
+      const std::optional<uint64_t> c = base::checked_mul(count, d);
+      if (!c) return out_of_range("leaf element count overflows");
+      count = *c;
     }
     uint32_t out_bits = format::data_type_bits(leaf.elem_type);  // canonical width
-    uint64_t out_total = 0;
-    if (__builtin_mul_overflow(count, uint64_t(out_bits), &out_total) ||
-        out_total / 8 > payload.size() * 8 + 8) {
+    const std::optional<uint64_t> total_bits = base::checked_mul(count, uint64_t(out_bits));
+    const uint64_t out_total = total_bits.value_or(0);
+    if (!total_bits || out_total / 8 > payload.size() * 8 + 8) {
       return out_of_range("leaf '" + leaf.name + "' is larger than its payload");
     }
     t.data.assign(size_t((out_total + 7) / 8), 0);

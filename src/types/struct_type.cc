@@ -3,6 +3,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/checked_arith.h"
 #include "format/data_type.h"
 #include "types/constant.h"
 
@@ -12,11 +13,17 @@ namespace {
 using onnx::StructTypeProto;
 using onnx::TypeProto;
 
+// base's checked arithmetic in the out-parameter form the walk below uses:
+// true when a * b (a + b) does not fit.
 bool mul_overflows(uint64_t a, uint64_t b, uint64_t* out) {
-  return __builtin_mul_overflow(a, b, out);
+  const std::optional<uint64_t> r = base::checked_mul(a, b);
+  if (r) *out = *r;
+  return !r;
 }
 bool add_overflows(uint64_t a, uint64_t b, uint64_t* out) {
-  return __builtin_add_overflow(a, b, out);
+  const std::optional<uint64_t> r = base::checked_add(a, b);
+  if (r) *out = *r;
+  return !r;
 }
 
 // Size (bits, when concrete), leaf count and height of a (sub)type.

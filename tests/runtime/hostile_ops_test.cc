@@ -613,6 +613,70 @@ TEST(HostileOps, ResizeTfHalfPixelForNnLeavesUnscaledAxesInPlace) {
   }
 }
 
+// A linear Resize of an input holding inf: onnx's reference multiplies every
+// raw tap by its weight, a weight of 0 included (0 * inf = NaN), and adds the
+// taps clamped to an edge one by one. Finite inputs keep the compact tables.
+// (plan_and_run reads only the returned model's proto.)
+OneNode linear_resize(const Shape& shape, const std::vector<float>& scales) {
+  OneNode m("Resize", "rs", 13);
+  m.input("X", kFloat, shape).output("Y");
+  m.n->add_input("");  // no roi
+  onnx::TensorProto sc;
+  sc.set_name("S");
+  sc.set_data_type(kFloat);
+  sc.add_dims(int64_t(scales.size()));
+  for (float v : scales) sc.add_float_data(v);
+  *m.g->add_initializer() = sc;
+  m.n->add_input("S");
+  m.attr("mode", onnx::AttributeProto::STRING)->set_s("linear");
+  m.attr("coordinate_transformation_mode", onnx::AttributeProto::STRING)->set_s("asymmetric");
+  return m;
+}
+
+TEST(HostileOps, ResizeOfAnInfMultipliesZeroWeightTapsAsTheSpecDoes) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  // Asymmetric x2: output x samples x / 2. Even x lie on a pixel, where the
+  // reference's taps are (x/2 - 1, weight 0) and (x/2, weight 1).
+  std::vector<float> x = {1, inf, 3, 4};
+  const std::vector<float> want = {1, inf, inf, inf, nan, 3.5f, 4, 4};
+  {
+    auto m = linear_resize({4}, {2.0f});
+    auto r = plan_and_run(m, {{"X", {kFloat, {4}, x.data()}}});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const auto got = values<float>((*r)[0]);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (std::isnan(want[i]))
+        EXPECT_TRUE(std::isnan(got[i])) << i << ": " << got[i];
+      else
+        EXPECT_EQ(got[i], want[i]) << i;
+    }
+  }
+  {
+    // An unscaled leading axis of 1: its taps are (0, weight 0) and (0, weight
+    // 1), so the reference turns each inf of the row into NaN.
+    auto m = linear_resize({1, 4}, {1.0f, 2.0f});
+    auto r = plan_and_run(m, {{"X", {kFloat, {1, 4}, x.data()}}});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const auto got = values<float>((*r)[0]);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (std::isinf(want[i]) || std::isnan(want[i]))
+        EXPECT_TRUE(std::isnan(got[i])) << i << ": " << got[i];
+      else
+        EXPECT_EQ(got[i], want[i]) << i;
+    }
+  }
+  {
+    // The same model on finite input: the compact tables, the usual answer.
+    std::vector<float> f = {1, 2, 3, 4};
+    auto m = linear_resize({1, 4}, {1.0f, 2.0f});
+    auto r = plan_and_run(m, {{"X", {kFloat, {1, 4}, f.data()}}});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(values<float>((*r)[0]), (std::vector<float>{1, 1.5f, 2, 2.5f, 3, 3.5f, 4, 4}));
+  }
+}
+
 // ---- 16. If ----
 
 // A branch whose one output is a Constant of `dtype`, its type declared or not.

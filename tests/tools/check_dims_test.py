@@ -50,11 +50,16 @@ def main():
     with tempfile.TemporaryDirectory() as root:
         write(root, 'src/runtime/ops/tensor/clean.cc', CLEAN)
         # The helper header itself may use the builtins.
-        write(root, 'src/runtime/checked_math.h', 'bool f(long a, long b, long* r) '
-              '{ return __builtin_mul_overflow(a, b, r); }\n')
+        builtin = 'bool f(long a, long b, long* r) { return __builtin_mul_overflow(a, b, r); }\n'
+        write(root, 'src/base/checked_arith.h', builtin)
         rc, out = run(root)
         assert rc == 0, (rc, out)
         assert 'no raw size arithmetic' in out, out
+        # Any other layer may not: the one helper set is base's.
+        write(root, 'src/types/reader.cc', builtin)
+        rc, out = run(root)
+        assert rc == 1 and 'src/types/reader.cc:1: [builtin]' in out, (rc, out)
+        os.remove(os.path.join(root, 'src/types/reader.cc'))
 
         for kind, text in PLANTED.items():
             rel = 'src/runtime/ops/math/planted.cc'

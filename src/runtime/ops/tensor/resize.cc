@@ -4,9 +4,13 @@
 // (separable: nearest, linear, cubic with cubic_coeff_a, exclude_outside,
 // antialias, every coordinate_transformation_mode; tf_crop_and_resize marks
 // coordinates outside the roi for extrapolation_value). Zero-weight taps are
-// dropped, so nearest and integer positions cost one load. The kernel produces
-// rows of the innermost axis in parallel; each row combines the taps of the
-// outer axes with those of the innermost one.
+// dropped and taps clamped to one edge pixel merged, so nearest and integer
+// positions cost one load. That changes nothing for finite inputs, but the
+// spec's arithmetic multiplies an inf beside the sample point by its weight of
+// 0 (NaN) and adds the edge taps one by one (inf - inf): for an input holding
+// inf or NaN the kernel uses a second, exact table of every raw tap. The
+// kernel produces rows of the innermost axis in parallel; each row combines
+// the taps of the outer axes with those of the innermost one.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -122,8 +126,10 @@ KernelSpan kernel_span(const ResizeOptions& o, double scale) {
   return k;
 }
 
+// `exact`: every raw tap in order, zero weights and edge repeats included
+// (the non-finite path); otherwise the compact table.
 Result<AxisTaps> axis_taps(const BuildContext& ctx, const ResizeOptions& o, int64_t in, int64_t out,
-                           double scale, double roi_start, double roi_end) {
+                           double scale, double roi_start, double roi_end, bool exact) {
   AxisTaps t;
   // The tables hold at most min(raw taps, in) taps per output point; building
   // them visits every raw tap. Both are bounded before anything is built.
@@ -135,10 +141,12 @@ Result<AxisTaps> axis_taps(const BuildContext& ctx, const ResizeOptions& o, int6
                      " points with " + std::to_string(raw_taps) +
                      " taps each takes more than the work bound of 2^32 taps");
   }
-  const uint64_t kept = std::min<uint64_t>(raw_taps, uint64_t(std::max<int64_t>(in, 1)));
+  const uint64_t kept =
+      exact ? raw_taps : std::min<uint64_t>(raw_taps, uint64_t(std::max<int64_t>(in, 1)));
   const uint64_t bytes = saturating_mul(uint64_t(out), saturating_mul(kept, 16 + 8 + 4) + 1);
   OP_ASSIGN_OR_RETURN(MemoryReservation r,
-                      reserve_memory(bytes, ctx.where() + ": Resize tap tables"));
+                      reserve_memory(bytes, ctx.where() + (exact ? ": Resize exact tap tables"
+                                                                 : ": Resize tap tables")));
   t.reserved = std::make_shared<MemoryReservation>(std::move(r));
   std::vector<std::vector<std::pair<int64_t, double>>> all(static_cast<size_t>(out));
   t.outside.assign(size_t(out), 0);
@@ -194,6 +202,10 @@ Result<AxisTaps> axis_taps(const BuildContext& ctx, const ResizeOptions& o, int6
     bool normalize = o.antialias || o.exclude_outside;
     for (auto& [p, w] : raw) {
       double wn = normalize && sum != 0 ? w / sum : w;
+      if (exact) {
+        taps.push_back({clamp(p), wn});
+        continue;
+      }
       if (wn == 0) continue;
       // Points past an edge read the edge: one tap (a wide antialias kernel
       // would otherwise repeat it thousands of times).
@@ -239,6 +251,7 @@ struct Io {
 struct Half16 {
   uint16_t v;
 };
+bool is_nonfinite(Half16 h) { return (h.v & 0x7c00) == 0x7c00; }
 template <>
 struct Io<Half16> {
   using Acc = float;
@@ -249,15 +262,43 @@ struct Io<Half16> {
 struct ResizePlan {
   Shape in_shape, out_shape;
   std::vector<AxisTaps> axes;
+  // Every raw tap (interpolating modes of floating types); empty when the
+  // compact tables drop and merge nothing.
+  std::vector<AxisTaps> exact_axes;
   std::vector<int64_t> in_strides;
 };
 
-// One row of the innermost axis: combos (offset, weight) of the outer axes.
+// Whether the compact and exact tables of an axis hold the same taps.
+bool same_taps(const AxisTaps& a, const AxisTaps& b) {
+  return a.taps == b.taps && a.index == b.index && a.weight == b.weight;
+}
+
 template <typename T>
-void run_rows(const ResizePlan& p, const T* in, T* out, T extrapolation, bool interpolate,
-              int64_t r0, int64_t r1) {
+bool is_nonfinite(T v) {
+  if constexpr (std::is_floating_point_v<T>) return !std::isfinite(v);
+  return false;
+}
+
+// Whether `in` holds an inf or NaN (only floating types can).
+template <typename T>
+bool any_nonfinite(const T* in, int64_t n) {
+  if constexpr (std::is_integral_v<T>) {
+    return false;
+  } else {
+    bool any = false;
+    for (int64_t i = 0; i < n; ++i) any |= is_nonfinite(in[i]);
+    return any;
+  }
+}
+
+// One row of the innermost axis: combos (offset, weight) of the outer axes.
+// `axes`: the plan's compact tables, or its exact ones (then zero weights are
+// multiplied like any other, as the spec's arithmetic does).
+template <typename T>
+void run_rows(const ResizePlan& p, const std::vector<AxisTaps>& axes, bool exact, const T* in,
+              T* out, T extrapolation, bool interpolate, int64_t r0, int64_t r1) {
   size_t rank = p.out_shape.size();
-  const AxisTaps& last = p.axes[rank - 1];
+  const AxisTaps& last = axes[rank - 1];
   int64_t width = p.out_shape[rank - 1];
   std::vector<int64_t> offs, offs_next;
   std::vector<float> ws, ws_next;
@@ -282,7 +323,7 @@ void run_rows(const ResizePlan& p, const T* in, T* out, T extrapolation, bool in
     ws.assign(1, 1.0f);
     bool outside = false;
     for (size_t d = 0; d + 1 < rank; ++d) {
-      const AxisTaps& a = p.axes[d];
+      const AxisTaps& a = axes[d];
       int64_t c = coord[d];
       if (a.outside[size_t(c)]) {
         outside = true;
@@ -302,7 +343,7 @@ void run_rows(const ResizePlan& p, const T* in, T* out, T extrapolation, bool in
       for (size_t k = 0; k < offs.size(); ++k) {
         for (int64_t t = 0; t < a.taps; ++t) {
           float wt = a.weight[size_t(c * a.taps + t)];
-          if (wt == 0) continue;
+          if (wt == 0 && !exact) continue;
           offs_next.push_back(offs[k] + a.index[size_t(c * a.taps + t)] * p.in_strides[d]);
           ws_next.push_back(ws[k] * wt);
         }
@@ -554,8 +595,29 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
     if (o.transform == Transform::kTfHalfPixelForNn && scale[i] == 1 && out[i] == x->shape[i])
       axis_options.transform = Transform::kAsymmetric;
     OP_ASSIGN_OR_RETURN(AxisTaps taps, axis_taps(ctx, axis_options, x->shape[i], out[i], scale[i],
-                                                 roi_start[i], roi_end[i]));
+                                                 roi_start[i], roi_end[i], false));
     plan->axes.push_back(std::move(taps));
+  }
+  // The exact tables, for inputs holding inf or NaN; kept only when some axis
+  // differs from its compact table.
+  const bool floating = x->dtype == kFloat || x->dtype == kDouble || x->dtype == kFloat16;
+  if (interpolate && floating && total_in > 0) {
+    bool differs = false;
+    for (int64_t d = 0; d < rank; ++d) {
+      size_t i = size_t(d);
+      if (out[i] == 0) {
+        plan->exact_axes.push_back(AxisTaps());
+        continue;
+      }
+      ResizeOptions axis_options = o;
+      if (o.transform == Transform::kTfHalfPixelForNn && scale[i] == 1 && out[i] == x->shape[i])
+        axis_options.transform = Transform::kAsymmetric;
+      OP_ASSIGN_OR_RETURN(AxisTaps taps, axis_taps(ctx, axis_options, x->shape[i], out[i], scale[i],
+                                                   roi_start[i], roi_end[i], true));
+      differs = differs || !same_taps(taps, plan->axes[i]);
+      plan->exact_axes.push_back(std::move(taps));
+    }
+    if (!differs) plan->exact_axes.clear();
   }
   ctx.set_output(0, x->dtype, out);
   float extrapolation = ctx.attr_float("extrapolation_value", 0.0f);
@@ -564,15 +626,19 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
   std::unique_ptr<Kernel> k;
   auto make = [&](auto tag, auto extrap) {
     using T = typename decltype(tag)::type;
-    k = std::make_unique<FnKernel>([plan, total, width, interpolate, extrap](const KernelIO& io) {
-      if (total == 0) return;
-      const T* in = static_cast<const T*>(io.in[0]);
-      T* o = static_cast<T*>(io.out[0]);
-      int64_t rows = total / width;
-      parallel_range(
-          io.pool, rows, std::max<int64_t>(1, 4096 / width),
-          [&](int64_t r0, int64_t r1) { run_rows<T>(*plan, in, o, extrap, interpolate, r0, r1); });
-    });
+    k = std::make_unique<FnKernel>(
+        [plan, total, total_in, width, interpolate, extrap](const KernelIO& io) {
+          if (total == 0) return;
+          const T* in = static_cast<const T*>(io.in[0]);
+          T* o = static_cast<T*>(io.out[0]);
+          int64_t rows = total / width;
+          const bool exact = !plan->exact_axes.empty() && any_nonfinite(in, total_in);
+          const std::vector<AxisTaps>& axes = exact ? plan->exact_axes : plan->axes;
+          parallel_range(io.pool, rows, std::max<int64_t>(1, 4096 / width),
+                         [&](int64_t r0, int64_t r1) {
+                           run_rows<T>(*plan, axes, exact, in, o, extrap, interpolate, r0, r1);
+                         });
+        });
   };
   switch (x->dtype) {
     case kFloat:
