@@ -3,6 +3,8 @@
 // ONNX_PREPACK_MAX_ISA), the four signedness combinations, per-tensor and
 // per-row/column zero points, shapes around the tile and panel edges, extreme
 // operands, K large enough to wrap, and threaded runs equal to single-threaded.
+#include "kernels/i8_gemm/i8_gemm.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "device/cpu_features.h"
-#include "kernels/i8_gemm/i8_gemm.h"
 
 namespace onnx_prepack::kernels {
 namespace {

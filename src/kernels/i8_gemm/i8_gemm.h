@@ -59,8 +59,8 @@ struct I8Tile {
   size_t ldc = 0;
 };
 
-using I8GemmUkernel = void (*)(const I8GemmShape& shape, const I8Tile& tile,
-                               const uint8_t* packed, int64_t p0, int64_t p1);
+using I8GemmUkernel = void (*)(const I8GemmShape& shape, const I8Tile& tile, const uint8_t* packed,
+                               int64_t p0, int64_t p1);
 
 void i8_gemm_ref(const I8GemmShape&, const I8Tile&, const uint8_t*, int64_t, int64_t);
 void i8_gemm_avx2(const I8GemmShape&, const I8Tile&, const uint8_t*, int64_t, int64_t);

@@ -45,8 +45,8 @@ void tile(const I8GemmShape& s, const I8Tile& t, size_t r0, const uint8_t* packe
     const __mmask16 mask = left >= kI8Panel ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
     for (int r = 0; r < R; ++r) {
       const size_t row = r0 + size_t(r);
-      __m512i v = _mm512_sub_epi32(acc[r][q],
-                                   _mm512_mullo_epi32(_mm512_set1_epi32(t.row_za[row]), cs));
+      __m512i v =
+          _mm512_sub_epi32(acc[r][q], _mm512_mullo_epi32(_mm512_set1_epi32(t.row_za[row]), cs));
       v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(t.row_sum[row]), zb));
       _mm512_mask_storeu_epi32(t.c + row * t.ldc + size_t(n0), mask, v);
     }

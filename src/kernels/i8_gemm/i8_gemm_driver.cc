@@ -90,8 +90,8 @@ void i8_gemm(const I8GemmKernels& kernels, const I8GemmShape& s, const uint8_t* 
   if (M <= 0 || s.N <= 0) return;
   std::unique_ptr<uint8_t[], AlignedFree> owned;
   if (scratch == nullptr) {
-    owned.reset(static_cast<uint8_t*>(
-        ::operator new[](i8_gemm_scratch_bytes(s, M), std::align_val_t(64))));
+    owned.reset(
+        static_cast<uint8_t*>(::operator new[](i8_gemm_scratch_bytes(s, M), std::align_val_t(64))));
     scratch = owned.get();
   }
   const Scratch w = carve(s, M, static_cast<uint8_t*>(scratch));
