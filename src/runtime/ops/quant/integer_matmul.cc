@@ -109,6 +109,20 @@ Result<std::unique_ptr<Kernel>> build_mmi(BuildContext& ctx) {
   const int64_t bzn = ctx.has_input(3) ? checked_numel(ctx.input(3).shape) : 0;
   ctx.set_output(0, kInt32, p.out);
   const int32_t at = a->dtype, bt = b->dtype;
+  // A constant 2-D B: packed once for the int8 GEMM kernels. Its batch is A's alone (B has
+  // none), so the batches are consecutive m x k blocks of A: one product of batches * m rows.
+  if (ctx.input_value(1) != nullptr && b->shape.size() == 2) {
+    OP_ASSIGN_OR_RETURN(const int64_t rows, checked_mul(p.batches, p.m, ctx.where() + ": A rows"));
+    PackedMatMulIntegerDesc d;
+    d.rows = rows;
+    d.k = p.k;
+    d.n = p.n;
+    d.a_signed = at == kInt8;
+    d.b_signed = bt == kInt8;
+    d.za_n = azn;
+    d.zb_n = bzn;
+    return build_packed_matmul_integer(ctx, d);
+  }
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
     std::vector<int32_t> acc;
     integer_products(p, at, io.in[0], azn ? io.in[2] : nullptr, azn, bt, io.in[1],

@@ -25,6 +25,18 @@ Result<std::unique_ptr<Kernel>> build_dequantize_linear(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_quantize_linear(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_dynamic_quantize_linear(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_matmul_integer(BuildContext& ctx);
+
+// MatMulInteger with a constant 2-D B [k, n] on the packed int8 GEMM
+// (integer_matmul_packed.cc): A is `rows` x k (a batch folded into rows);
+// za_n / zb_n are the zero points' element counts (0: absent), A's per row
+// repeating every za_n rows.
+struct PackedMatMulIntegerDesc {
+  int64_t rows = 0, k = 0, n = 0;
+  bool a_signed = false, b_signed = false;
+  int64_t za_n = 0, zb_n = 0;
+};
+Result<std::unique_ptr<Kernel>> build_packed_matmul_integer(const BuildContext& ctx,
+                                                            const PackedMatMulIntegerDesc& d);
 Result<std::unique_ptr<Kernel>> build_qlinear_matmul(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_conv_integer(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_qlinear_conv(BuildContext& ctx);

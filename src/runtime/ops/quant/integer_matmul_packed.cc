@@ -1,0 +1,109 @@
+// MatMulInteger with a constant 2-D B on the int8 GEMM kernels
+// (kernels/i8_gemm/i8_gemm.h): B is packed once, at plan time, into memory the
+// kernel owns (reserved against the memory budget, like Resize's tables), and
+// a batched A is one [batches * m, K] product. The zero points keep
+// integer_matmul.cc's meaning: A's per tensor or per row of each batch's m
+// rows, B's per tensor or per column, read as the operands' types; the
+// products are exact, so the output is bitwise the loops' (mod 2^32).
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "device/cpu_features.h"
+#include "kernels/i8_gemm/i8_gemm.h"
+#include "runtime/kernel.h"
+#include "runtime/memory_account.h"
+#include "runtime/ops/quant/quant_ops.h"
+
+namespace onnx_prepack::runtime {
+namespace {
+
+struct AlignedFree {
+  void operator()(uint8_t* p) const { ::operator delete[](p, std::align_val_t(64)); }
+};
+
+uint64_t round64(uint64_t n) { return (n + 63) / 64 * 64; }
+
+// The zero point values as int32, read as the operand's type.
+void widen_zero_points(const void* src, bool is_signed, int64_t n, int32_t* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = is_signed ? int32_t(static_cast<const int8_t*>(src)[i])
+                       : int32_t(static_cast<const uint8_t*>(src)[i]);
+  }
+}
+
+class PackedMatMulInteger final : public Kernel {
+ public:
+  PackedMatMulInteger(const PackedMatMulIntegerDesc& d, std::shared_ptr<const uint8_t> packed,
+                      std::shared_ptr<MemoryReservation> reserved)
+      : d_(d),
+        shape_{d.k, d.n, d.b_signed},
+        packed_(std::move(packed)),
+        reserved_(std::move(reserved)),
+        kernels_(kernels::i8_gemm_select(device::host_cpu_features())) {}
+
+  // Workspace slot 0: the kernel's prepared A and the zero points as int32.
+  uint64_t scratch_bytes() const override {
+    return saturating_add(uint64_t(kernels::i8_gemm_scratch_bytes(shape_, d_.rows)), zp_bytes());
+  }
+
+  void run(const KernelIO& io) const override {
+    if (d_.rows == 0 || d_.n == 0) return;
+    const uint64_t gemm_bytes = kernels::i8_gemm_scratch_bytes(shape_, d_.rows);
+    void* ws = io.workspace ? io.workspace->get(0, size_t(scratch_bytes())) : nullptr;
+    std::vector<int32_t> own_zp;
+    int32_t* zp = nullptr;
+    if (ws != nullptr) {
+      zp = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(ws) + gemm_bytes);
+    } else {
+      own_zp.resize(size_t(d_.za_n + d_.zb_n));
+      zp = own_zp.data();
+    }
+    kernels::I8GemmArgs g;
+    g.M = d_.rows;
+    g.a = io.in[0];
+    g.lda = size_t(d_.k);
+    g.a_signed = d_.a_signed;
+    if (d_.za_n > 0) {
+      widen_zero_points(io.in[2], d_.a_signed, d_.za_n, zp);
+      g.za = zp;
+      g.za_n = d_.za_n;
+    }
+    if (d_.zb_n > 0) {
+      widen_zero_points(io.in[3], d_.b_signed, d_.zb_n, zp + d_.za_n);
+      g.zb = zp + d_.za_n;
+      g.zb_n = d_.zb_n;
+    }
+    g.c = static_cast<int32_t*>(io.out[0]);
+    g.ldc = size_t(d_.n);
+    kernels::i8_gemm(kernels_, shape_, packed_.get(), g, ws, io.pool);
+  }
+
+ private:
+  uint64_t zp_bytes() const { return round64(uint64_t(d_.za_n + d_.zb_n) * 4); }
+
+  PackedMatMulIntegerDesc d_;
+  kernels::I8GemmShape shape_;
+  std::shared_ptr<const uint8_t> packed_;
+  std::shared_ptr<MemoryReservation> reserved_;
+  kernels::I8GemmKernels kernels_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> build_packed_matmul_integer(const BuildContext& ctx,
+                                                            const PackedMatMulIntegerDesc& d) {
+  const Tensor* b = ctx.input_value(1);
+  if (b == nullptr || b->shape.size() != 2) return ctx.error("B must be a 2-D constant");
+  const kernels::I8GemmShape shape{d.k, d.n, d.b_signed};
+  const uint64_t bytes = shape.packed_bytes();
+  OP_ASSIGN_OR_RETURN(MemoryReservation r, reserve_memory(bytes, ctx.where() + ": packed int8 B"));
+  std::shared_ptr<uint8_t> packed(
+      static_cast<uint8_t*>(::operator new[](std::max<uint64_t>(bytes, 64), std::align_val_t(64))),
+      AlignedFree());
+  kernels::i8_pack_b(shape, b->data, size_t(d.n), packed.get());
+  return std::unique_ptr<Kernel>(new PackedMatMulInteger(
+      d, std::move(packed), std::make_shared<MemoryReservation>(std::move(r))));
+}
+
+}  // namespace onnx_prepack::runtime

@@ -1,0 +1,239 @@
+// Int8 GEMM kernels (i8_gemm.h) against a naive loop accumulating in int64
+// and wrapped to int32: every ISA variant the host runs (capped by
+// ONNX_PREPACK_MAX_ISA), the four signedness combinations, per-tensor and
+// per-row/column zero points, shapes around the tile and panel edges, extreme
+// operands, K large enough to wrap, and threaded runs equal to single-threaded.
+#include "kernels/i8_gemm/i8_gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "device/cpu_features.h"
+
+namespace onnx_prepack::kernels {
+namespace {
+
+struct Rng {
+  uint64_t x;
+  explicit Rng(uint64_t seed) : x(seed * 0x9e3779b97f4a7c15ull + 1) {}
+  uint32_t next() {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return uint32_t(x >> 32);
+  }
+  int64_t below(int64_t n) { return int64_t(next() % uint32_t(n)); }
+};
+
+// What to fill the operands with.
+enum class Fill { kRandom, kMax, kMin };
+
+struct Case {
+  int64_t M, K, N;
+  bool a_signed, b_signed;
+  int64_t za_n, zb_n;  // 0: no zero point
+  Fill fill = Fill::kRandom;
+};
+
+struct Operands {
+  std::vector<uint8_t> a, b;  // raw bytes of the int8 / uint8 values
+  std::vector<int32_t> za, zb;
+};
+
+int32_t value(uint8_t raw, bool is_signed) { return is_signed ? int32_t(int8_t(raw)) : raw; }
+
+uint8_t extreme(bool is_signed, bool high) {
+  return is_signed ? uint8_t(high ? 127 : 0x80) : uint8_t(high ? 255 : 0);
+}
+
+Operands make(const Case& c, uint32_t seed) {
+  Rng r(seed);
+  Operands o;
+  o.a.resize(size_t(c.M * c.K));
+  o.b.resize(size_t(c.K * c.N));
+  auto fill = [&](std::vector<uint8_t>& v, bool is_signed, bool high) {
+    for (auto& x : v) {
+      x = c.fill == Fill::kRandom ? uint8_t(r.next()) : extreme(is_signed, high);
+    }
+  };
+  // kMax: A at its top, B at its bottom, zero points at the opposite ends: every product is
+  // the largest magnitude the types allow.
+  fill(o.a, c.a_signed, c.fill != Fill::kMin);
+  fill(o.b, c.b_signed, c.fill == Fill::kMin);
+  auto zp = [&](int64_t n, bool is_signed, bool high) {
+    std::vector<int32_t> z(static_cast<size_t>(n));
+    for (auto& x : z) {
+      x = value(c.fill == Fill::kRandom ? uint8_t(r.next()) : extreme(is_signed, high), is_signed);
+    }
+    return z;
+  };
+  o.za = zp(c.za_n, c.a_signed, c.fill == Fill::kMin);
+  o.zb = zp(c.zb_n, c.b_signed, c.fill != Fill::kMin);
+  return o;
+}
+
+std::vector<int32_t> naive(const Case& c, const Operands& o) {
+  std::vector<int32_t> out(size_t(c.M * c.N));
+  for (int64_t m = 0; m < c.M; ++m) {
+    const int64_t za = c.za_n ? o.za[size_t(m % c.za_n)] : 0;
+    for (int64_t n = 0; n < c.N; ++n) {
+      const int64_t zb = c.zb_n ? o.zb[size_t(c.zb_n == 1 ? 0 : n)] : 0;
+      int64_t s = 0;
+      for (int64_t k = 0; k < c.K; ++k) {
+        s += (value(o.a[size_t(m * c.K + k)], c.a_signed) - za) *
+             (value(o.b[size_t(k * c.N + n)], c.b_signed) - zb);
+      }
+      out[size_t(m * c.N + n)] = int32_t(uint32_t(uint64_t(s)));
+    }
+  }
+  return out;
+}
+
+std::vector<int32_t> run(const I8GemmKernels& kern, const Case& c, const Operands& o,
+                         base::ThreadPool* pool) {
+  const I8GemmShape s{c.K, c.N, c.b_signed};
+  std::unique_ptr<uint8_t[], void (*)(uint8_t*)> packed(
+      static_cast<uint8_t*>(::operator new[](s.packed_bytes() + 1, std::align_val_t(64))),
+      [](uint8_t* p) { ::operator delete[](p, std::align_val_t(64)); });
+  i8_pack_b(s, o.b.data(), size_t(c.N), packed.get());
+  std::vector<int32_t> out(size_t(c.M * c.N), 0x5a5a5a5a);
+  I8GemmArgs g;
+  g.M = c.M;
+  g.a = o.a.data();
+  g.lda = size_t(c.K);
+  g.a_signed = c.a_signed;
+  g.za = c.za_n ? o.za.data() : nullptr;
+  g.za_n = std::max<int64_t>(c.za_n, 1);
+  g.zb = c.zb_n ? o.zb.data() : nullptr;
+  g.zb_n = std::max<int64_t>(c.zb_n, 1);
+  g.c = out.data();
+  g.ldc = size_t(c.N);
+  i8_gemm(kern, s, packed.get(), g, nullptr, pool);
+  return out;
+}
+
+// The variants this host runs (host_cpu_features() honours ONNX_PREPACK_MAX_ISA).
+std::vector<I8GemmKernels> host_kernels() {
+  const device::CpuFeatures f = device::host_cpu_features();
+  std::vector<I8GemmKernels> out = {i8_gemm_ref_kernels()};
+  if (f.avx2) out.push_back({"i8_gemm_avx2", i8_gemm_avx2});
+  if (device::host_isa_level() >= device::IsaLevel::kAvx512 && f.avx512vnni) {
+    out.push_back({"i8_gemm_avx512vnni", i8_gemm_avx512vnni});
+  }
+  return out;
+}
+
+std::string describe(const Case& c) {
+  return "M=" + std::to_string(c.M) + " K=" + std::to_string(c.K) + " N=" + std::to_string(c.N) +
+         " a" + (c.a_signed ? "s8" : "u8") + " b" + (c.b_signed ? "s8" : "u8") +
+         " za_n=" + std::to_string(c.za_n) + " zb_n=" + std::to_string(c.zb_n);
+}
+
+void check_all(const Case& c, uint32_t seed) {
+  const Operands o = make(c, seed);
+  const std::vector<int32_t> want = naive(c, o);
+  for (const I8GemmKernels& kern : host_kernels()) {
+    ASSERT_EQ(run(kern, c, o, nullptr), want) << kern.name << " " << describe(c);
+  }
+}
+
+constexpr int64_t kSizes[] = {1, 3, 15, 16, 17, 63, 64, 65, 255, 300};
+
+TEST(I8Gemm, EveryKernelMatchesTheNaiveLoopOnEdgeShapes) {
+  Rng r(7);
+  uint32_t seed = 1;
+  // Each size once as M, K and N, with the other two drawn from the list.
+  for (int axis = 0; axis < 3; ++axis) {
+    for (int64_t v : kSizes) {
+      int64_t d[3] = {kSizes[r.below(10)], kSizes[r.below(10)], kSizes[r.below(10)]};
+      d[axis] = v;
+      Case c{d[0], d[1], d[2], r.below(2) == 1, r.below(2) == 1, 0, 0};
+      const int64_t za_opts[] = {0, 1, c.M}, zb_opts[] = {0, 1, c.N};
+      c.za_n = za_opts[r.below(3)];
+      c.zb_n = zb_opts[r.below(3)];
+      check_all(c, seed++);
+    }
+  }
+}
+
+TEST(I8Gemm, AllSignednessAndZeroPointForms) {
+  uint32_t seed = 100;
+  for (bool as : {false, true}) {
+    for (bool bs : {false, true}) {
+      for (int64_t za : {0, 1, 17}) {
+        for (int64_t zb : {0, 1, 33}) check_all({17, 65, 33, as, bs, za, zb}, seed++);
+      }
+    }
+  }
+}
+
+TEST(I8Gemm, ExtremeOperandsAndZeroPoints) {
+  for (Fill f : {Fill::kMax, Fill::kMin}) {
+    for (bool as : {false, true}) {
+      for (bool bs : {false, true}) {
+        check_all({9, 255, 40, as, bs, 1, 1, f}, 1);
+        check_all({9, 255, 40, as, bs, 9, 40, f}, 2);
+        check_all({5, 300, 17, as, bs, 0, 0, f}, 3);
+      }
+    }
+  }
+}
+
+TEST(I8Gemm, SumsPastInt32WrapLikeTheNaiveLoop) {
+  // 255 * 255 * 40000 > 2^31: the int32 result is the int64 sum mod 2^32.
+  check_all({3, 40000, 17, false, false, 1, 1, Fill::kMax}, 5);
+  check_all({2, 40001, 33, true, false, 2, 33, Fill::kRandom}, 6);
+}
+
+TEST(I8Gemm, ThreadedEqualsSingleThreaded) {
+  base::ThreadPool pool(3);
+  uint32_t seed = 200;
+  for (const Case& c : {Case{300, 255, 65, false, true, 1, 65}, Case{1, 300, 300, true, true, 1, 1},
+                        Case{65, 64, 17, false, false, 65, 1}, Case{3, 17, 1000, true, false, 0, 0},
+                        Case{255, 63, 16, false, true, 1, 0}}) {
+    const Operands o = make(c, seed++);
+    const std::vector<int32_t> want = naive(c, o);
+    for (const I8GemmKernels& kern : host_kernels()) {
+      EXPECT_EQ(run(kern, c, o, &pool), want) << kern.name << " " << describe(c);
+      EXPECT_EQ(run(kern, c, o, nullptr), want) << kern.name << " " << describe(c);
+    }
+  }
+}
+
+TEST(I8Gemm, BatchPeriodicRowZeroPoint) {
+  // A batch folded into M: row m uses za[m % za_n].
+  check_all({4 * 7, 33, 19, false, true, 7, 1}, 9);
+}
+
+TEST(I8Gemm, SelectFallsBackToAvx2WithoutVnni) {
+  device::CpuFeatures f;
+  f.avx2 = f.fma = f.f16c = true;
+  EXPECT_STREQ(i8_gemm_select(f).name, "i8_gemm_avx2");
+  f.avx512f = f.avx512bw = f.avx512dq = f.avx512vl = true;
+  EXPECT_STREQ(i8_gemm_select(f).name, "i8_gemm_avx2");
+  f.avx512vnni = true;
+  EXPECT_STREQ(i8_gemm_select(f).name, "i8_gemm_avx512vnni");
+  EXPECT_STREQ(i8_gemm_select(device::CpuFeatures{}).name, "i8_gemm_ref");
+  EXPECT_STREQ(i8_gemm_select(device::cap_cpu_features(f, device::IsaLevel::kAvx2)).name,
+               "i8_gemm_avx2");
+}
+
+TEST(I8Gemm, PackWritesZerosPastKAndN) {
+  const I8GemmShape s{5, 3, true};
+  std::vector<int8_t> b(15, -1);
+  std::vector<uint8_t> packed(s.packed_bytes(), 0xEE);
+  i8_pack_b(s, b.data(), 3, packed.data());
+  for (size_t j = 0; j < 16; ++j) {
+    for (size_t k = 0; k < 8; ++k) {
+      const uint8_t want = (j < 3 && k < 5) ? 0xFF : 0;
+      EXPECT_EQ(packed[(k / 4) * 64 + j * 4 + k % 4], want) << j << "," << k;
+    }
+    int32_t sum;
+    std::memcpy(&sum, packed.data() + 128 + j * 4, 4);
+    EXPECT_EQ(sum, j < 3 ? -5 : 0);
+  }
+}
+
+}  // namespace
+}  // namespace onnx_prepack::kernels
