@@ -18,11 +18,18 @@ Result<std::optional<double>> const_scalar(BuildContext& ctx, int i, std::string
   if (v == nullptr || v->numel() != 1)
     return ctx.needs_value(std::string(what) + " must be known before running (a scalar constant)");
   double d = 0;
-  bool ok = v->dtype == kBool ? (d = *v->as<uint8_t>() != 0, true)
-                              : dispatch_numeric(v->dtype, [&](auto tag) {
-                                  using T = typename decltype(tag)::type;
-                                  d = double(*v->as<T>());
-                                });
+  bool ok = true;
+  if (v->dtype == kBool) {
+    d = *v->as<uint8_t>() != 0;
+  } else if (v->dtype == kFloat16 || v->dtype == kBfloat16) {  // Dropout's ratio: any float type
+    const uint16_t bits = *v->as<uint16_t>();
+    d = v->dtype == kFloat16 ? half_to_float(bits) : bfloat16_to_float(bits);
+  } else {
+    ok = dispatch_numeric(v->dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      d = double(*v->as<T>());
+    });
+  }
   if (!ok)
     return ctx.error(std::string(what) + ": type " + dtype_name(v->dtype) + " is not supported");
   return std::optional<double>(d);

@@ -1,6 +1,7 @@
-// Softmax, LogSoftmax and Hardmax: before opset 13 over the input coerced to
+// Softmax, LogSoftmax and Hardmax, float and double (float16/bfloat16 through
+// float, half_adapter.cc): before opset 13 over the input coerced to
 // 2-D at `axis` (default 1), since then along `axis` (default -1). Softmax over
-// contiguous rows runs on kernels/vec_math.
+// contiguous float rows runs on kernels/vec_math.
 #include <algorithm>
 #include <cmath>
 
@@ -10,13 +11,42 @@
 namespace onnx_prepack::runtime::math {
 namespace {
 
+// Softmax along rows of `len` elements `inner` apart, in T (max, exp, sum, scale).
+template <typename T>
+std::unique_ptr<Kernel> softmax_strided(int64_t outer, int64_t len, int64_t inner) {
+  return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
+    const T* in = static_cast<const T*>(io.in[0]);
+    T* out = static_cast<T*>(io.out[0]);
+    int64_t rows = outer * inner;
+    parallel_range(io.pool, rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(len, 1)),
+                   [&](int64_t r0, int64_t r1) {
+                     for (int64_t r = r0; r < r1; ++r) {
+                       int64_t o = r / inner, i = r % inner;
+                       const T* xr = in + o * len * inner + i;
+                       T* yr = out + o * len * inner + i;
+                       T mx = -T(INFINITY);
+                       for (int64_t j = 0; j < len; ++j) mx = std::max(mx, xr[j * inner]);
+                       T sum = T(0);
+                       for (int64_t j = 0; j < len; ++j) {
+                         T e = std::exp(xr[j * inner] - mx);
+                         yr[j * inner] = e;
+                         sum += e;
+                       }
+                       T inv = T(1) / sum;
+                       for (int64_t j = 0; j < len; ++j) yr[j * inner] *= inv;
+                     }
+                   });
+  }));
+}
+
 Result<std::unique_ptr<Kernel>> build_softmax(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
-  if (x->dtype != kFloat) return ctx.error("only float is supported, got " + dtype_name(x->dtype));
+  if (x->dtype != kFloat && x->dtype != kDouble)
+    return ctx.error("only float and double are supported, got " + dtype_name(x->dtype));
   int64_t rank = int64_t(x->shape.size());
   // ONNX: `axis` lies in [-r, r-1], so a scalar has none (ORT and onnx's inference refuse it).
   if (rank == 0) return ctx.error("input must have rank >= 1, got a scalar");
-  ctx.set_output(0, kFloat, x->shape);
+  ctx.set_output(0, x->dtype, x->shape);
   int64_t outer = 1, len = 1, inner = 1;
   if (ctx.opset() < 13) {  // coerced to 2-D at `axis`
     OP_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis", 1), rank, ctx));
@@ -32,6 +62,7 @@ Result<std::unique_ptr<Kernel>> build_softmax(BuildContext& ctx) {
         inner *= x->shape[size_t(i)];
     }
   }
+  if (x->dtype == kDouble) return softmax_strided<double>(outer, len, inner);
   if (inner == 1) {  // softmax over contiguous rows: vectorised, one call per row block
     const kernels::vec::SoftmaxFn fn = kernels::vec::host_vec_kernels().softmax_rows;
     return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
@@ -43,29 +74,7 @@ Result<std::unique_ptr<Kernel>> build_softmax(BuildContext& ctx) {
                      });
     }));
   }
-  return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
-    const float* in = static_cast<const float*>(io.in[0]);
-    float* out = static_cast<float*>(io.out[0]);
-    int64_t rows = outer * inner;
-    parallel_range(io.pool, rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(len, 1)),
-                   [&](int64_t r0, int64_t r1) {
-                     for (int64_t r = r0; r < r1; ++r) {
-                       int64_t o = r / inner, i = r % inner;
-                       const float* xr = in + o * len * inner + i;
-                       float* yr = out + o * len * inner + i;
-                       float mx = -INFINITY;
-                       for (int64_t j = 0; j < len; ++j) mx = std::max(mx, xr[j * inner]);
-                       float sum = 0.0f;
-                       for (int64_t j = 0; j < len; ++j) {
-                         float e = std::exp(xr[j * inner] - mx);
-                         yr[j * inner] = e;
-                         sum += e;
-                       }
-                       float inv = 1.0f / sum;
-                       for (int64_t j = 0; j < len; ++j) yr[j * inner] *= inv;
-                     }
-                   });
-  }));
+  return softmax_strided<float>(outer, len, inner);
 }
 
 struct Rows {
