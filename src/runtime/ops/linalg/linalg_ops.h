@@ -15,7 +15,9 @@ Result<std::unique_ptr<Kernel>> build_matmul(BuildContext& ctx);  // matmul.cc
 Result<std::unique_ptr<Kernel>> build_gemm(BuildContext& ctx);    // matmul.cc
 
 // The types of matmul_typed.cc (double, int32, int64, uint32, uint64), and
-// its builders, which build_matmul/build_gemm call when A is one of them.
+// its builders, which build_matmul/build_gemm call when A is one of them (or
+// float16/bfloat16: they check the shapes, then refuse the type so that
+// half_adapter.cc builds the node for float).
 bool matmul_typed_dtype(int32_t dtype);
 Result<std::unique_ptr<Kernel>> build_matmul_typed(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_gemm_typed(BuildContext& ctx);

@@ -199,9 +199,7 @@ std::string linalg_type_error(const ValueDesc& a, const ValueDesc& b) {
 Result<std::unique_ptr<Kernel>> build_matmul_typed(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* a, ctx.require_input(0));
   OP_ASSIGN_OR_RETURN(const ValueDesc* b, ctx.require_input(1));
-  if (a->dtype != b->dtype || !matmul_typed_dtype(a->dtype)) {
-    return ctx.error(linalg_type_error(*a, *b));
-  }
+  if (a->dtype != b->dtype) return ctx.error(linalg_type_error(*a, *b));
   if (a->shape.empty() || b->shape.empty()) return ctx.error("inputs must have rank >= 1");
   Shape as = a->shape, bs = b->shape;
   bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
@@ -220,6 +218,9 @@ Result<std::unique_ptr<Kernel>> build_matmul_typed(BuildContext& ctx) {
   Shape batch = out;
   if (!a_vec) out.push_back(m);
   if (!b_vec) out.push_back(n);
+  // float16/bfloat16 come here for the checks above (their errors name the shapes); the type
+  // error then has half_adapter.cc build them for float.
+  if (!matmul_typed_dtype(a->dtype)) return ctx.error(linalg_type_error(*a, *b));
   ctx.set_output(0, a->dtype, out);
   int64_t batches = shape_numel(batch);  // dims-lint: ok (broadcast_shapes checked it)
 
@@ -249,9 +250,7 @@ Result<std::unique_ptr<Kernel>> build_matmul_typed(BuildContext& ctx) {
 Result<std::unique_ptr<Kernel>> build_gemm_typed(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* a, ctx.require_input(0));
   OP_ASSIGN_OR_RETURN(const ValueDesc* b, ctx.require_input(1));
-  if (a->dtype != b->dtype || !matmul_typed_dtype(a->dtype)) {
-    return ctx.error(linalg_type_error(*a, *b));
-  }
+  if (a->dtype != b->dtype) return ctx.error(linalg_type_error(*a, *b));
   const int32_t dt = a->dtype;
   if (a->shape.size() != 2 || b->shape.size() != 2) return ctx.error("A and B must be 2-D");
   bool ta = ctx.attr_int("transA", 0) != 0, tb = ctx.attr_int("transB", 0) != 0;
@@ -276,6 +275,7 @@ Result<std::unique_ptr<Kernel>> build_gemm_typed(BuildContext& ctx) {
     }
     cplan = make_broadcast_plan({c.shape}, out);
   }
+  if (!matmul_typed_dtype(dt)) return ctx.error(linalg_type_error(*a, *b));  // as in MatMul
   ctx.set_output(0, dt, out);
   std::unique_ptr<Kernel> kernel;
   dispatch_typed(dt, [&](auto tag) {
