@@ -51,6 +51,18 @@ def _unit_groups(case):
     groups = [a.i for a in case.model.graph.node[0].attribute if a.name == "num_groups"]
     return not groups or groups[0] == x.shape[1]
 
+def _k_zero_a(case):
+    """An A input whose last (inner) dimension is 0."""
+    return any(n.startswith("A") and a.ndim >= 1 and a.shape[-1] == 0
+               for n, a in case.feeds.items())
+
+
+def _trans_truncates_to_0(case):
+    """transA/transB non-zero with its low 32 bits 0 (2^40, 2^62, -2^63): true as an int64, 0
+    through a 32-bit int."""
+    return any(a.name in ("transA", "transB") and a.i != 0 and a.i % 2 ** 32 == 0
+               for a in case.model.graph.node[0].attribute)
+
 # (operator or "*", class, regular expression on the detail, predicate on the case or None,
 #  kind, reason). kind "ort": ours follows the ONNX specification and ORT does not (listed
 # in docs/reliability.md as ORT's); "undefined": the specification leaves the result
@@ -241,10 +253,6 @@ KNOWN = [
      "an inf input beside the sample point: the spec's interpolation multiplies it by a weight "
      "of 0 (NaN); ours leaves zero-weight taps out and gives a finite value or inf (not fixed "
      "here)"),
-    ("*", "ours_refuses", r"only float (inputs )?(is|are) supported|input 0 is double, only float",
-     lambda c: c.op in ("MatMul", "Gemm"), "unsupported",
-     "a type outside the family's column of docs/runtime.md (linalg: float; "
-     "float16/bfloat16 through float)"),
     ("Pad", "ours_refuses", r"mode 'wrap' is not supported at opset", None, "ort",
      "mode 'wrap' before opset 19, where Pad does not define it: ours refuses, ORT runs it"),
     ("Pad", "ours_refuses", r"pads crop dimension \d+ below zero", None, "ort",
@@ -259,6 +267,12 @@ KNOWN = [
     ("MatMul", "differ", "", lambda c: any(
         n.startswith("A") and a.ndim >= 1 and a.shape[-1] == 0 for n, a in c.feeds.items()), "ort",
      "inner dimension K = 0: the product is the empty sum 0; ORT returns uninitialised floats"),
+    ("MatMul", "ort_refuses", "Tensor type mismatch", _k_zero_a, "ort",
+     "uint32/uint64 with inner dimension K = 0: the product is the empty sum 0; ORT fails at run "
+     "time (\"Tensor type mismatch\": its zero fill takes the output as a signed type)"),
+    ("Gemm", "ort_refuses", r"ShapeInferenceError", _trans_truncates_to_0, "ort",
+     "transA/transB 2^40, 2^62 or -2^63: non-zero, so true for ONNX's reference and ORT's "
+     "kernel; onnx's shape inference reads it through a 32-bit int (0) and ORT refuses the model"),
     ("*", "ours_refuses", r"axis -?\d+ is out of range for rank 0", lambda c: c.op.startswith(
         "Reduce"), "ort", "axes on a scalar: ONNX's axes lie in [-r, r-1], none for r = 0; ours "
      "refuses, ORT runs it"),

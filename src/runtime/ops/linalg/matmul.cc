@@ -1,5 +1,6 @@
 // MatMul (numpy semantics, batched with broadcasting) and Gemm. A constant 2-D
 // float B that is an initializer goes through the session's WeightPreparer.
+// double and the 32/64-bit integers go to matmul_typed.cc.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -12,6 +13,8 @@
 
 namespace onnx_prepack::runtime {
 namespace {
+
+bool is_half_float(int32_t dt) { return dt == kFloat16 || dt == kBfloat16; }
 
 // Asks the preparer for B when it is a named constant initializer.
 Result<std::shared_ptr<const PreparedB>> prepared_b(BuildContext& ctx, int index, bool transposed) {
@@ -35,10 +38,9 @@ Result<std::shared_ptr<const PreparedB>> prepared_b(BuildContext& ctx, int index
 Result<std::unique_ptr<Kernel>> build_matmul(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* a, ctx.require_input(0));
   OP_ASSIGN_OR_RETURN(const ValueDesc* b, ctx.require_input(1));
-  if (a->dtype != kFloat || b->dtype != kFloat) {
-    return ctx.error("only float inputs are supported, got " + dtype_name(a->dtype) + " and " +
-                     dtype_name(b->dtype));
-  }
+  // double, integers, and the shape checks of 16-bit floats (matmul_typed.cc).
+  if (matmul_typed_dtype(a->dtype) || is_half_float(a->dtype)) return build_matmul_typed(ctx);
+  if (a->dtype != kFloat || b->dtype != kFloat) return ctx.error(linalg_type_error(*a, *b));
   if (a->shape.empty() || b->shape.empty()) return ctx.error("inputs must have rank >= 1");
   Shape as = a->shape, bs = b->shape;
   bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
@@ -120,7 +122,8 @@ Result<std::unique_ptr<Kernel>> build_matmul(BuildContext& ctx) {
 Result<std::unique_ptr<Kernel>> build_gemm(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* a, ctx.require_input(0));
   OP_ASSIGN_OR_RETURN(const ValueDesc* b, ctx.require_input(1));
-  if (a->dtype != kFloat || b->dtype != kFloat) return ctx.error("only float inputs are supported");
+  if (matmul_typed_dtype(a->dtype) || is_half_float(a->dtype)) return build_gemm_typed(ctx);
+  if (a->dtype != kFloat || b->dtype != kFloat) return ctx.error(linalg_type_error(*a, *b));
   if (a->shape.size() != 2 || b->shape.size() != 2) return ctx.error("A and B must be 2-D");
   bool ta = ctx.attr_int("transA", 0) != 0, tb = ctx.attr_int("transB", 0) != 0;
   float alpha = ctx.attr_float("alpha", 1.0f), beta = ctx.attr_float("beta", 1.0f);
