@@ -653,19 +653,23 @@ TEST(HostileOps, ResizeOfAnInfMultipliesZeroWeightTapsAsTheSpecDoes) {
     }
   }
   {
-    // An unscaled leading axis of 1: its taps are (0, weight 0) and (0, weight
-    // 1), so the reference turns each inf of the row into NaN.
-    auto m = linear_resize({1, 4}, {1.0f, 2.0f});
-    auto r = plan_and_run(m, {{"X", {kFloat, {1, 4}, x.data()}}});
+    // An axis that is not resampled is copied: the reference's taps there
+    // (the previous item with weight 0, the item) would carry row 0's inf and
+    // NaN into row 1. Row 1 is finite and keeps its usual answer.
+    std::vector<float> x2 = {1, inf, 3, 4, 1, 2, 3, 4};
+    auto m = linear_resize({2, 4}, {1.0f, 2.0f});
+    auto r = plan_and_run(m, {{"X", {kFloat, {2, 4}, x2.data()}}});
     ASSERT_TRUE(r.ok()) << r.status().message();
     const auto got = values<float>((*r)[0]);
-    ASSERT_EQ(got.size(), want.size());
+    ASSERT_EQ(got.size(), 2 * want.size());
     for (size_t i = 0; i < want.size(); ++i) {
-      if (std::isinf(want[i]) || std::isnan(want[i]))
+      if (std::isnan(want[i]))
         EXPECT_TRUE(std::isnan(got[i])) << i << ": " << got[i];
       else
         EXPECT_EQ(got[i], want[i]) << i;
     }
+    EXPECT_EQ(std::vector<float>(got.begin() + 8, got.end()),
+              (std::vector<float>{1, 1.5f, 2, 2.5f, 3, 3.5f, 4, 4}));
   }
   {
     // The same model on finite input: the compact tables, the usual answer.

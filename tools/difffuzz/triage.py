@@ -19,6 +19,32 @@ def _has_inf(case):
     return any(np.isinf(a).any() for a in _feed(case, "f"))
 
 
+def _nonfinite(case):
+    return any((~np.isfinite(a)).any() for a in _feed(case, "f"))
+
+
+def _str_attr(case, name):
+    for a in case.model.graph.node[0].attribute:
+        if a.name == name:
+            return a.s.decode()
+    return ""
+
+
+def _align_corners_fraction(case):
+    """align_corners with a scale whose scale * in is not an integer on some axis."""
+    if _str_attr(case, "coordinate_transformation_mode") != "align_corners":
+        return False
+    from onnx import numpy_helper
+    x = next(iter(case.feeds.values()), None)
+    for init in case.model.graph.initializer:
+        if init.name.startswith("scales") and x is not None:
+            sc = numpy_helper.to_array(init).astype(np.float32)
+            if sc.size == x.ndim and any(
+                    float(s) * d != np.floor(float(s) * d) for s, d in zip(sc, x.shape)):
+                return True
+    return False
+
+
 def _int_edge(case):
     """An integer input holding its type's minimum or maximum (sums and |x| overflow)."""
     return any(a.size and (a.min() == np.iinfo(a.dtype).min or a.max() == np.iinfo(a.dtype).max)
@@ -249,10 +275,19 @@ KNOWN = [
      "they overflow to inf"),
     ("GlobalMaxPool", "differ", r"-inf vs ORT -3\.40282", None, "ort",
      "a window of -inf only: its max is -inf; ORT starts from -FLT_MAX and returns that"),
-    ("Resize", "differ", "nan", lambda c: _has_inf(c), "open",
-     "an inf input beside the sample point: the spec's interpolation multiplies it by a weight "
-     "of 0 (NaN); ours leaves zero-weight taps out and gives a finite value or inf (not fixed "
-     "here)"),
+    ("*", "differ", "nan", lambda c: c.op in ("Resize", "Upsample") and _nonfinite(c), "ort",
+     "inf or NaN beside a sample point that lies on a pixel: onnx's reference takes that pixel "
+     "(weight 1) and the previous one (weight 0, so 0 x inf = NaN); ORT takes the next one with "
+     "weight 0, so the NaN lands one output over"),
+    ("Resize", "differ", "", _align_corners_fraction, "ort",
+     "align_corners where scale * in is not an integer: onnx's reference divides by "
+     "scale * in - 1, ORT by the integer output length - 1"),
+    ("Resize", "ort_refuses", "Tensor type mismatch", lambda c: bool(_feed(c, "iu")), "ort",
+     "cubic or linear Resize of 8-bit integers: ORT's kernel fails its own type check at run "
+     "time (Tensor type mismatch)"),
+    ("Resize", "ours_refuses", r"mode 'cubic' is not supported", lambda c: c.opset == 10, "ort",
+     "cubic at opset 10, where Resize defines nearest and linear only: ours refuses, ORT runs "
+     "it"),
     ("Pad", "ours_refuses", r"mode 'wrap' is not supported at opset", None, "ort",
      "mode 'wrap' before opset 19, where Pad does not define it: ours refuses, ORT runs it"),
     ("Pad", "ours_refuses", r"pads crop dimension \d+ below zero", None, "ort",

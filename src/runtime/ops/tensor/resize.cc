@@ -261,12 +261,22 @@ struct Io<Half16> {
 
 struct ResizePlan {
   Shape in_shape, out_shape;
-  std::vector<AxisTaps> axes;
+  std::vector<std::shared_ptr<const AxisTaps>> axes;
   // Every raw tap (interpolating modes of floating types); empty when the
   // compact tables drop and merge nothing.
-  std::vector<AxisTaps> exact_axes;
+  std::vector<std::shared_ptr<const AxisTaps>> exact_axes;  // identity axes shared
   std::vector<int64_t> in_strides;
 };
+
+// Whether an axis's compact table maps every output coordinate onto its own
+// input pixel with weight 1: the axis is not resampled.
+bool is_identity(const AxisTaps& a, int64_t in, int64_t out) {
+  if (in != out || a.taps != 1 || a.any_outside) return false;
+  for (int64_t x = 0; x < out; ++x) {
+    if (a.index[size_t(x)] != x || a.weight[size_t(x)] != 1.0f) return false;
+  }
+  return true;
+}
 
 // Whether the compact and exact tables of an axis hold the same taps.
 bool same_taps(const AxisTaps& a, const AxisTaps& b) {
@@ -295,10 +305,11 @@ bool any_nonfinite(const T* in, int64_t n) {
 // `axes`: the plan's compact tables, or its exact ones (then zero weights are
 // multiplied like any other, as the spec's arithmetic does).
 template <typename T>
-void run_rows(const ResizePlan& p, const std::vector<AxisTaps>& axes, bool exact, const T* in,
-              T* out, T extrapolation, bool interpolate, int64_t r0, int64_t r1) {
+void run_rows(const ResizePlan& p, const std::vector<std::shared_ptr<const AxisTaps>>& axes,
+              bool exact, const T* in, T* out, T extrapolation, bool interpolate, int64_t r0,
+              int64_t r1) {
   size_t rank = p.out_shape.size();
-  const AxisTaps& last = axes[rank - 1];
+  const AxisTaps& last = *axes[rank - 1];
   int64_t width = p.out_shape[rank - 1];
   std::vector<int64_t> offs, offs_next;
   std::vector<float> ws, ws_next;
@@ -323,7 +334,7 @@ void run_rows(const ResizePlan& p, const std::vector<AxisTaps>& axes, bool exact
     ws.assign(1, 1.0f);
     bool outside = false;
     for (size_t d = 0; d + 1 < rank; ++d) {
-      const AxisTaps& a = axes[d];
+      const AxisTaps& a = *axes[d];
       int64_t c = coord[d];
       if (a.outside[size_t(c)]) {
         outside = true;
@@ -585,7 +596,7 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
     if (x->shape[i] == 0 && out[i] > 0)
       return ctx.error("cannot resize the empty dimension " + std::to_string(d));
     if (total_in == 0 || out[i] == 0) {
-      plan->axes.push_back(AxisTaps());
+      plan->axes.push_back(std::make_shared<const AxisTaps>());
       continue;
     }
     ResizeOptions axis_options = o;
@@ -596,17 +607,24 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
       axis_options.transform = Transform::kAsymmetric;
     OP_ASSIGN_OR_RETURN(AxisTaps taps, axis_taps(ctx, axis_options, x->shape[i], out[i], scale[i],
                                                  roi_start[i], roi_end[i], false));
-    plan->axes.push_back(std::move(taps));
+    plan->axes.push_back(std::make_shared<const AxisTaps>(std::move(taps)));
   }
   // The exact tables, for inputs holding inf or NaN; kept only when some axis
-  // differs from its compact table.
+  // differs from its compact table. An axis that is not resampled keeps its
+  // identity table: the reference's taps there are the previous pixel with
+  // weight 0 and the pixel, and multiplying the first would carry a NaN of one
+  // batch item or channel into the next (ONNX Runtime copies such axes too).
   const bool floating = x->dtype == kFloat || x->dtype == kDouble || x->dtype == kFloat16;
   if (interpolate && floating && total_in > 0) {
     bool differs = false;
     for (int64_t d = 0; d < rank; ++d) {
       size_t i = size_t(d);
       if (out[i] == 0) {
-        plan->exact_axes.push_back(AxisTaps());
+        plan->exact_axes.push_back(plan->axes[i]);
+        continue;
+      }
+      if (is_identity(*plan->axes[i], x->shape[i], out[i])) {
+        plan->exact_axes.push_back(plan->axes[i]);
         continue;
       }
       ResizeOptions axis_options = o;
@@ -614,8 +632,8 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
         axis_options.transform = Transform::kAsymmetric;
       OP_ASSIGN_OR_RETURN(AxisTaps taps, axis_taps(ctx, axis_options, x->shape[i], out[i], scale[i],
                                                    roi_start[i], roi_end[i], true));
-      differs = differs || !same_taps(taps, plan->axes[i]);
-      plan->exact_axes.push_back(std::move(taps));
+      differs = differs || !same_taps(taps, *plan->axes[i]);
+      plan->exact_axes.push_back(std::make_shared<const AxisTaps>(std::move(taps)));
     }
     if (!differs) plan->exact_axes.clear();
   }
@@ -633,7 +651,7 @@ BuildResult build_resize_common(BuildContext& ctx, bool upsample) {
           T* o = static_cast<T*>(io.out[0]);
           int64_t rows = total / width;
           const bool exact = !plan->exact_axes.empty() && any_nonfinite(in, total_in);
-          const std::vector<AxisTaps>& axes = exact ? plan->exact_axes : plan->axes;
+          const auto& axes = exact ? plan->exact_axes : plan->axes;
           parallel_range(io.pool, rows, std::max<int64_t>(1, 4096 / width),
                          [&](int64_t r0, int64_t r1) {
                            run_rows<T>(*plan, axes, exact, in, o, extrap, interpolate, r0, r1);
