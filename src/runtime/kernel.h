@@ -90,6 +90,10 @@ class Kernel {
   // the model's shapes (a padded input copy): the session reserves the largest
   // with the arena, so the memory budget covers them (docs/runtime.md).
   virtual uint64_t scratch_bytes() const { return 0; }
+  // The kernel checks input values (indices) and fails the run on a bad one.
+  // Such a kernel runs even when every output is empty: an index into an
+  // empty dimension is out of range whatever the output's shape (ONNX).
+  virtual bool checks_input_values() const { return false; }
 };
 
 // A kernel from a lambda, for the many ops whose run is a few lines.
@@ -98,12 +102,18 @@ class FnKernel final : public Kernel {
   explicit FnKernel(std::function<void(const KernelIO&)> fn) : fn_(std::move(fn)) {}
   FnKernel(std::function<void(const KernelIO&)> fn, PointwiseDesc desc)
       : fn_(std::move(fn)), desc_(desc) {}
+  // A kernel that checks its input values (Kernel::checks_input_values).
+  struct ChecksInputValues {};
+  FnKernel(std::function<void(const KernelIO&)> fn, ChecksInputValues)
+      : fn_(std::move(fn)), checks_inputs_(true) {}
   void run(const KernelIO& io) const override { fn_(io); }
   const PointwiseDesc* pointwise() const override { return desc_ ? &*desc_ : nullptr; }
+  bool checks_input_values() const override { return checks_inputs_; }
 
  private:
   std::function<void(const KernelIO&)> fn_;
   std::optional<PointwiseDesc> desc_;
+  bool checks_inputs_ = false;
 };
 
 // What a MatMul/Gemm kernel asks of the session for a constant B operand:

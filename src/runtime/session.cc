@@ -291,9 +291,10 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds,
   }
   fuse_pointwise();
   for (Step& st : steps_) {
-    st.empty = !st.out.empty() && std::all_of(st.out.begin(), st.out.end(), [&](int id) {
-      return id < 0 || shape_numel(values_[size_t(id)].desc.shape) == 0;
-    });
+    st.empty = !st.out.empty() && !(st.kernel && st.kernel->checks_input_values()) &&
+               std::all_of(st.out.begin(), st.out.end(), [&](int id) {
+                 return id < 0 || shape_numel(values_[size_t(id)].desc.shape) == 0;
+               });
   }
   compute_lifetimes();
   OP_RETURN_IF_ERROR(place_arena());
@@ -550,9 +551,10 @@ Status Session::fold(Kernel& kernel, const std::vector<int>& in_ids,
   }
   Status failure;
   // Empty outputs: nothing to compute (as Step::empty).
-  const bool empty = std::all_of(out_ids.begin(), out_ids.end(), [&](int id) {
-    return id < 0 || shape_numel(values_[size_t(id)].desc.shape) == 0;
-  });
+  const bool empty =
+      !kernel.checks_input_values() && std::all_of(out_ids.begin(), out_ids.end(), [&](int id) {
+        return id < 0 || shape_numel(values_[size_t(id)].desc.shape) == 0;
+      });
   if (!empty) kernel.run(KernelIO{ip, op_ptrs, options_.pool, &workspace_, &failure, plan_limits_});
   OP_RETURN_IF_ERROR(failure);
   ++stats_.folded;

@@ -202,6 +202,62 @@ TEST(HostileOps, GatherRunTimeIndexOutOfRangeFailsTheRun) {
   }
 }
 
+// An index into a dimension of size 0 is out of range even when the output
+// holds no element, so the kernel runs for an empty output (the session skips
+// other kernels whose outputs are empty).
+TEST(HostileOps, AnIndexIntoAnEmptyDimensionFailsTheRunWhenTheOutputIsEmpty) {
+  const float none = 0;
+  {
+    OneNode m("ScatterND", "snd");
+    m.input("X", kFloat, {0, 5}).input("I", kInt64, {1, 2}).input("U", kFloat, {1}).output("Y");
+    std::vector<int64_t> idx = {0, 2};
+    std::vector<float> upd = {6};
+    expect_error(plan_and_run(m, {{"X", {kFloat, {0, 5}, &none}},
+                                  {"I", {kInt64, {1, 2}, idx.data()}},
+                                  {"U", {kFloat, {1}, upd.data()}}}),
+                 {"node 'snd' (ScatterND)", "out of range for dimension 0"});
+  }
+  {
+    OneNode m("GatherND", "gnd");
+    m.input("X", kFloat, {0, 0}).input("I", kInt64, {2, 1}).output("Y");
+    std::vector<int64_t> idx = {0, 0};
+    expect_error(
+        plan_and_run(m, {{"X", {kFloat, {0, 0}, &none}}, {"I", {kInt64, {2, 1}, idx.data()}}}),
+        {"node 'gnd' (GatherND)", "index 0 is out of range for dimension 0"});
+  }
+  {
+    OneNode m("Gather", "ga");
+    m.input("X", kFloat, {0, 0}).input("I", kInt64, {1}).output("Y").attr_int("axis", 0);
+    std::vector<int64_t> idx = {0};
+    expect_error(
+        plan_and_run(m, {{"X", {kFloat, {0, 0}, &none}}, {"I", {kInt64, {1}, idx.data()}}}),
+        {"node 'ga' (Gather)", "index 0 is out of range for dimension 0"});
+  }
+  {
+    OneNode m("ScatterElements", "se");
+    m.input("X", kFloat, {0, 3})
+        .input("I", kInt64, {1, 3})
+        .input("U", kFloat, {1, 3})
+        .output("Y")
+        .attr_int("axis", 0);
+    std::vector<int64_t> idx = {0, 0, 0};
+    std::vector<float> upd = {1, 2, 3};
+    expect_error(plan_and_run(m, {{"X", {kFloat, {0, 3}, &none}},
+                                  {"I", {kInt64, {1, 3}, idx.data()}},
+                                  {"U", {kFloat, {1, 3}, upd.data()}}}),
+                 {"node 'se' (ScatterElements)", "index 0 is out of range for dimension 0"});
+  }
+  {
+    // Valid indices into a non-empty dimension with an empty slice still run.
+    OneNode m("GatherND", "gnd");
+    m.input("X", kFloat, {3, 0}).input("I", kInt64, {2, 1}).output("Y");
+    std::vector<int64_t> idx = {2, -3};
+    auto r = plan_and_run(m, {{"X", {kFloat, {3, 0}, &none}}, {"I", {kInt64, {2, 1}, idx.data()}}});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ((*r)[0].shape(), (Shape{2, 0}));
+  }
+}
+
 // ---- 3. TfIdfVectorizer ----
 
 OneNode tfidf(const std::vector<int64_t>& indexes, int64_t max_gram, int64_t max_skip) {

@@ -285,6 +285,10 @@ KNOWN = [
     ("Resize", "ort_refuses", "Tensor type mismatch", lambda c: bool(_feed(c, "iu")), "ort",
      "cubic or linear Resize of 8-bit integers: ORT's kernel fails its own type check at run "
      "time (Tensor type mismatch)"),
+    ("*", "ours_refuses", r"index -?\d+ is out of range for dimension 0",
+     lambda c: c.op in ("Gather", "GatherND"), "ort",
+     "an index into a dimension of size 0 where the output is empty: ONNX makes any index out "
+     "of bounds an error; ORT checks nothing when there is nothing to copy"),
     ("Resize", "ours_refuses", r"mode 'cubic' is not supported", lambda c: c.opset == 10, "ort",
      "cubic at opset 10, where Resize defines nearest and linear only: ours refuses, ORT runs "
      "it"),

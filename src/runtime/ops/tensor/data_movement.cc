@@ -109,28 +109,32 @@ Result<std::unique_ptr<Kernel>> build_gather(BuildContext& ctx) {
     }
   }
   const std::string where = ctx.where();
-  return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
-    const uint8_t* d = static_cast<const uint8_t*>(io.in[0]);
-    uint8_t* o = static_cast<uint8_t*>(io.out[0]);
-    size_t row = size_t(inner) * w;
-    for (int64_t j = 0; j < nidx; ++j) {
-      int64_t i = idx64 ? static_cast<const int64_t*>(io.in[1])[j]
-                        : static_cast<const int32_t*>(io.in[1])[j];
-      if (i < -dim || i >= dim) {
-        return report_failure(
-            io, invalid_argument(where + ": index " + std::to_string(i) +
-                                 " is out of range for dimension " + std::to_string(dim)));
-      }
-    }
-    for (int64_t a = 0; a < outer; ++a) {
-      for (int64_t j = 0; j < nidx; ++j) {
-        int64_t i = idx64 ? static_cast<const int64_t*>(io.in[1])[j]
-                          : static_cast<const int32_t*>(io.in[1])[j];
-        if (i < 0) i += dim;
-        std::memcpy(o + (a * nidx + j) * int64_t(row), d + (a * dim + i) * int64_t(row), row);
-      }
-    }
-  }));
+  return std::unique_ptr<Kernel>(new FnKernel(
+      [=](const KernelIO& io) {
+        const uint8_t* d = static_cast<const uint8_t*>(io.in[0]);
+        uint8_t* o = static_cast<uint8_t*>(io.out[0]);
+        size_t row = size_t(inner) * w;
+        for (int64_t j = 0; j < nidx; ++j) {
+          int64_t i = idx64 ? static_cast<const int64_t*>(io.in[1])[j]
+                            : static_cast<const int32_t*>(io.in[1])[j];
+          if (i < -dim || i >= dim) {
+            return report_failure(
+                io, invalid_argument(where + ": index " + std::to_string(i) +
+                                     " is out of range for dimension " + std::to_string(dim)));
+          }
+        }
+        // An empty output (checks_input_values runs it anyway) has nothing to copy.
+        if (outer == 0 || nidx == 0 || row == 0) return;
+        for (int64_t a = 0; a < outer; ++a) {
+          for (int64_t j = 0; j < nidx; ++j) {
+            int64_t i = idx64 ? static_cast<const int64_t*>(io.in[1])[j]
+                              : static_cast<const int32_t*>(io.in[1])[j];
+            if (i < 0) i += dim;
+            std::memcpy(o + (a * nidx + j) * int64_t(row), d + (a * dim + i) * int64_t(row), row);
+          }
+        }
+      },
+      FnKernel::ChecksInputValues{}));
 }
 
 Result<std::unique_ptr<Kernel>> build_concat(BuildContext& ctx) {

@@ -154,26 +154,28 @@ BuildResult build_scatter_elements(BuildContext& ctx) {
   std::unique_ptr<Kernel> k;
   bool ok = dispatch_for(red, data->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    k = std::make_unique<FnKernel>([=](const KernelIO& io) {
-      T* o = static_cast<T*>(io.out[0]);
-      if (total) std::memcpy(o, io.in[0], size_t(total) * sizeof(T));
-      const T* u = static_cast<const T*>(io.in[2]);
-      int64_t n = shape_numel(ishape);  // dims-lint: ok (the indices' shape)
-      std::vector<int64_t> pos(size_t(rank), 0);
-      for (int64_t e = 0; e < n; ++e) {
-        int64_t i = index_at(io.in[1], is64, e);
-        if (i < -dim || i >= dim) return report_failure(io, index_out_of_range(where, i, dim));
-        if (i < 0) i += dim;
-        int64_t off = 0;
-        for (int64_t a = 0; a < rank; ++a)
-          off += (a == axis ? i : pos[size_t(a)]) * dstr[size_t(a)];
-        combine(red, o[off], u[e]);
-        for (int64_t a = rank - 1; a >= 0; --a) {
-          if (++pos[size_t(a)] < ishape[size_t(a)]) break;
-          pos[size_t(a)] = 0;
-        }
-      }
-    });
+    k = std::make_unique<FnKernel>(
+        [=](const KernelIO& io) {
+          T* o = static_cast<T*>(io.out[0]);
+          if (total) std::memcpy(o, io.in[0], size_t(total) * sizeof(T));
+          const T* u = static_cast<const T*>(io.in[2]);
+          int64_t n = shape_numel(ishape);  // dims-lint: ok (the indices' shape)
+          std::vector<int64_t> pos(size_t(rank), 0);
+          for (int64_t e = 0; e < n; ++e) {
+            int64_t i = index_at(io.in[1], is64, e);
+            if (i < -dim || i >= dim) return report_failure(io, index_out_of_range(where, i, dim));
+            if (i < 0) i += dim;
+            int64_t off = 0;
+            for (int64_t a = 0; a < rank; ++a)
+              off += (a == axis ? i : pos[size_t(a)]) * dstr[size_t(a)];
+            combine(red, o[off], u[e]);
+            for (int64_t a = rank - 1; a >= 0; --a) {
+              if (++pos[size_t(a)] < ishape[size_t(a)]) break;
+              pos[size_t(a)] = 0;
+            }
+          }
+        },
+        FnKernel::ChecksInputValues{});
   });
   if (!ok) return ctx.error("type " + dtype_name(data->dtype) + " is not supported");
   return k;
@@ -255,21 +257,27 @@ BuildResult build_gather_nd(BuildContext& ctx) {
   ctx.set_output(0, data->dtype, out);
   size_t w = dtype_size(data->dtype);
   const std::string where = ctx.where();
-  return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
-    const auto* d = static_cast<const uint8_t*>(io.in[0]);
-    auto* o = static_cast<uint8_t*>(io.out[0]);
-    size_t slice_bytes = size_t(g.slice) * w;
-    for (int64_t bi = 0; bi < g.batch; ++bi) {
-      for (int64_t t = 0; t < g.tuples_per_batch; ++t) {
-        int64_t tuple = bi * g.tuples_per_batch + t;
-        int64_t bad = 0, bad_dim = 0;
-        int64_t off = nd_offset(g, io.in[1], true, tuple, bad, bad_dim);
-        if (off < 0) return report_failure(io, index_out_of_range(where, bad, bad_dim));
-        std::memcpy(o + size_t(tuple) * slice_bytes, d + size_t(bi * g.batch_stride + off) * w,
-                    slice_bytes);
-      }
-    }
-  }));
+  return std::unique_ptr<Kernel>(new FnKernel(
+      [=](const KernelIO& io) {
+        const auto* d = static_cast<const uint8_t*>(io.in[0]);
+        auto* o = static_cast<uint8_t*>(io.out[0]);
+        size_t slice_bytes = size_t(g.slice) * w;
+        // No tuple: nothing to check (and an empty batch axis of 2^40 to skip).
+        if (g.tuples_per_batch == 0) return;
+        for (int64_t bi = 0; bi < g.batch; ++bi) {
+          for (int64_t t = 0; t < g.tuples_per_batch; ++t) {
+            int64_t tuple = bi * g.tuples_per_batch + t;
+            int64_t bad = 0, bad_dim = 0;
+            int64_t off = nd_offset(g, io.in[1], true, tuple, bad, bad_dim);
+            if (off < 0) return report_failure(io, index_out_of_range(where, bad, bad_dim));
+            // An empty slice (checks_input_values runs it anyway) copies nothing.
+            if (slice_bytes != 0)
+              std::memcpy(o + size_t(tuple) * slice_bytes,
+                          d + size_t(bi * g.batch_stride + off) * w, slice_bytes);
+          }
+        }
+      },
+      FnKernel::ChecksInputValues{}));
 }
 
 BuildResult build_scatter_nd(BuildContext& ctx) {
@@ -290,17 +298,19 @@ BuildResult build_scatter_nd(BuildContext& ctx) {
   std::unique_ptr<Kernel> k;
   bool ok = dispatch_for(red, data->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    k = std::make_unique<FnKernel>([=](const KernelIO& io) {
-      T* o = static_cast<T*>(io.out[0]);
-      if (total) std::memcpy(o, io.in[0], size_t(total) * sizeof(T));
-      const T* u = static_cast<const T*>(io.in[2]);
-      for (int64_t t = 0; t < g.tuples_per_batch; ++t) {
-        int64_t bad = 0, bad_dim = 0;
-        int64_t off = nd_offset(g, io.in[1], true, t, bad, bad_dim);
-        if (off < 0) return report_failure(io, index_out_of_range(where, bad, bad_dim));
-        for (int64_t j = 0; j < g.slice; ++j) combine(red, o[off + j], u[t * g.slice + j]);
-      }
-    });
+    k = std::make_unique<FnKernel>(
+        [=](const KernelIO& io) {
+          T* o = static_cast<T*>(io.out[0]);
+          if (total) std::memcpy(o, io.in[0], size_t(total) * sizeof(T));
+          const T* u = static_cast<const T*>(io.in[2]);
+          for (int64_t t = 0; t < g.tuples_per_batch; ++t) {
+            int64_t bad = 0, bad_dim = 0;
+            int64_t off = nd_offset(g, io.in[1], true, t, bad, bad_dim);
+            if (off < 0) return report_failure(io, index_out_of_range(where, bad, bad_dim));
+            for (int64_t j = 0; j < g.slice; ++j) combine(red, o[off + j], u[t * g.slice + j]);
+          }
+        },
+        FnKernel::ChecksInputValues{});
   });
   if (!ok) return ctx.error("type " + dtype_name(data->dtype) + " is not supported");
   return k;
