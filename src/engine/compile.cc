@@ -116,8 +116,9 @@ int constant_nodes(const onnx::GraphProto& g) {
 // and weights of nodes inside If/Loop/Scan bodies (compiled entries address
 // main-graph initializers only; docs/decisions.md).
 void unpacked_weights(const format::Model& model, std::vector<SkippedWeight>& out) {
-  static const std::set<std::string> kOps = {"MatMul", "Gemm", "Conv", "ConvTranspose",
-                                             "LSTM",   "GRU",  "RNN",  "MatMulNBits"};
+  static const std::set<std::string> kOps = {"MatMul",        "Gemm",        "Conv",
+                                             "ConvTranspose", "LSTM",        "GRU",
+                                             "RNN",           "MatMulNBits", "MatMulInteger"};
   pack::for_each_scoped_node(model.proto().graph(), [&](const pack::ScopedNode& sn) {
     const onnx::NodeProto& n = *sn.node;
     if (!kOps.count(n.op_type()) || n.input_size() < 2) return;

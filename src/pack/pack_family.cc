@@ -14,6 +14,7 @@ namespace onnx_prepack::pack {
 const PackFamily& gemm_b_family();
 const PackFamily& conv_filter_family();
 const PackFamily& q_gemm_b_family();
+const PackFamily& i8_gemm_b_family();
 
 namespace {
 
@@ -23,10 +24,11 @@ const PackFamily* const* registry() {
       &gemm_b_family(),
       &conv_filter_family(),
       &q_gemm_b_family(),
+      &i8_gemm_b_family(),
   };
   return kFamilies;
 }
-constexpr size_t kFamilyCount = 3;
+constexpr size_t kFamilyCount = 4;
 
 }  // namespace
 

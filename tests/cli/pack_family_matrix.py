@@ -76,6 +76,25 @@ def nbits_models():
                  extra_opsets=[("com.microsoft", 1)])
 
 
+def integer_models():
+    """i8_gemm_b: quantize_dynamic MatMulIntegers, int8 B with a zero point and uint8 B
+    without (K and N not multiples of 4 and 16)."""
+    k, n1, n2 = 30, 21, 17
+    b1 = numpy_helper.from_array(RNG.integers(-128, 128, (k, n1), dtype=np.int8), "ib")
+    z1 = numpy_helper.from_array(np.array(3, np.int8), "iz")
+    b2 = numpy_helper.from_array(RNG.integers(0, 256, (n1, n2), dtype=np.uint8), "ub")
+    s = numpy_helper.from_array(np.array(0.05, np.float32), "ws")
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], name="dq1"),
+             helper.make_node("MatMulInteger", ["xq", "ib", "xz", "iz"], ["i1"], name="mmi1"),
+             helper.make_node("Cast", ["i1"], ["f1"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["xs", "ws"], ["s1"]),
+             helper.make_node("Mul", ["f1", "s1"], ["h"]),
+             helper.make_node("DynamicQuantizeLinear", ["h"], ["hq", "hs", "hz"], name="dq2"),
+             helper.make_node("MatMulInteger", ["hq", "ub", "hz"], ["i2"], name="mmi2"),
+             helper.make_node("Cast", ["i2"], ["y"], to=TensorProto.FLOAT)]
+    return model(nodes, [vi("x", [3, k])], [vi("y", [3, n2])], [b1, z1, b2, s])
+
+
 def constant_node_model():
     w = RNG.standard_normal((12, 10)).astype(np.float32)
     nodes = [helper.make_node("Constant", [], ["wk"], value=numpy_helper.from_array(w)),
@@ -120,7 +139,8 @@ def float16_model():
                  [init("wc16", [2, 3, 3, 3], np.float16), init("wm16", [32, 6], np.float16)])
 
 
-FAMILIES = {"gemm_b": gemm_models, "conv_filter": conv_models, "q_gemm_b": nbits_models}
+FAMILIES = {"gemm_b": gemm_models, "conv_filter": conv_models, "q_gemm_b": nbits_models,
+            "i8_gemm_b": integer_models}
 TARGETS = [["host"], ["x86_64-v3"], ["x86_64-v4"], ["x86_64-v3", "x86_64-v4"]]
 ISAS = ["avx512", "avx2", "ref"]
 
@@ -342,12 +362,12 @@ def main():
             for targets in TARGETS:
                 for isa in ISAS:
                     # A target the capped host runs natively: every weight hits
-                    # (MatMulNBits' baseline format: at every level).
+                    # (MatMulNBits' and MatMulInteger's baseline formats: at every level).
                     level = {"ref": 0, "avx2": 1, "avx512": 2}
                     cap = min(level[isa], level[host_isa])
                     tl = {"host": level[host_isa], "x86_64-v3": 1, "x86_64-v4": 2}
-                    all_hits = fam == "q_gemm_b" or (cap >= 1 and
-                                                     any(tl[t] <= cap for t in targets))
+                    all_hits = fam in ("q_gemm_b", "i8_gemm_b") or (
+                        cap >= 1 and any(tl[t] <= cap for t in targets))
                     m.check_model(fam, make(), targets, isa, all_hits)
         m.special_cases()
         print(f"{m.cases} cases, {len(m.failures)} failures")

@@ -7,9 +7,10 @@ graph input `x` (float). Uses Debian's python3-onnx and numpy.
   family_models.py OUT_DIR   writes OUT_DIR/<name>.onnx and prints the names
 
 The families are src/pack's registry (pack_family.cc): gemm_b (MatMul kn,
-Gemm transB nk), conv_filter (blocked Conv, depthwise Conv, ConvTranspose)
-and q_gemm_b (MatMulNBits 4- and 8-bit). FLOAT16 weights have no pack
-(docs/decisions.md), so there is no FLOAT16 model here.
+Gemm transB nk), conv_filter (blocked Conv, depthwise Conv, ConvTranspose),
+q_gemm_b (MatMulNBits 4- and 8-bit) and i8_gemm_b (MatMulInteger, int8 and
+uint8 B). FLOAT16 weights have no pack (docs/decisions.md), so there is no
+FLOAT16 model here.
 """
 import os
 import sys
@@ -50,6 +51,20 @@ def nbits(bits):
     return model([node], [2, k], [2, n], [b, scales, zp], domains=["com.microsoft"])
 
 
+def matmul_integer(b_type):
+    """quantize_dynamic's form: DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul."""
+    k, n = 48, 40
+    info = np.iinfo(b_type)
+    b = numpy_helper.from_array(RNG.integers(info.min, info.max + 1, (k, n)).astype(b_type), "w")
+    s = numpy_helper.from_array(np.array(0.05, np.float32), "ws")
+    nodes = [h.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], name="dql"),
+             h.make_node("MatMulInteger", ["xq", "w", "xz"], ["i"], name="mmi"),
+             h.make_node("Cast", ["i"], ["f"], to=T.FLOAT),
+             h.make_node("Mul", ["xs", "ws"], ["sc"]),
+             h.make_node("Mul", ["f", "sc"], ["y"])]
+    return model(nodes, [4, k], [4, n], [b, s])
+
+
 # name -> (model, the prefix of the format its entries must have)
 def family_models():
     return {
@@ -70,6 +85,8 @@ def family_models():
                            "f32_deconv_filter_"),
         "matmul_nbits4": (nbits(4), "q4_gemm_b_"),
         "matmul_nbits8": (nbits(8), "q8_gemm_b_"),
+        "matmul_integer_s8": (matmul_integer(np.int8), "i8_gemm_b_"),
+        "matmul_integer_u8": (matmul_integer(np.uint8), "u8_gemm_b_"),
     }
 
 

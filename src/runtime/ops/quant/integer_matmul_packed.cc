@@ -1,7 +1,10 @@
 // MatMulInteger with a constant 2-D B on the int8 GEMM kernels
-// (kernels/i8_gemm/i8_gemm.h): B is packed once, at plan time, into memory the
-// kernel owns (reserved against the memory budget, like Resize's tables), and
-// a batched A is one [batches * m, K] product. The zero points keep
+// (kernels/i8_gemm/i8_gemm.h): B's packed panels come from the session's
+// preparer when B is an initializer (a compiled or cached entry of the
+// i8_gemm_b pack family mapped in place, or a miss packed now and written
+// back), else B is packed once, at plan time, into memory the kernel owns
+// (reserved against the memory budget, like Resize's tables); a batched A is
+// one [batches * m, K] product. The zero points keep
 // integer_matmul.cc's meaning: A's per tensor or per row of each batch's m
 // rows, B's per tensor or per column, read as the operands' types; the
 // products are exact, so the output is bitwise the loops' (mod 2^32).
@@ -14,6 +17,7 @@
 #include "runtime/kernel.h"
 #include "runtime/memory_account.h"
 #include "runtime/ops/quant/quant_ops.h"
+#include "runtime/weights.h"
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -91,19 +95,36 @@ class PackedMatMulInteger final : public Kernel {
 
 }  // namespace
 
-Result<std::unique_ptr<Kernel>> build_packed_matmul_integer(const BuildContext& ctx,
-                                                            const PackedMatMulIntegerDesc& d) {
-  const Tensor* b = ctx.input_value(1);
+Result<PackedI8B> packed_i8_b(const BuildContext& ctx, int index,
+                              const kernels::I8GemmShape& shape) {
+  const Tensor* b = ctx.input_value(index);
   if (b == nullptr || b->shape.size() != 2) return ctx.error("B must be a 2-D constant");
-  const kernels::I8GemmShape shape{d.k, d.n, d.b_signed};
   const uint64_t bytes = shape.packed_bytes();
+  if (ctx.weights() != nullptr && ctx.input(index).is_initializer) {
+    OP_ASSIGN_OR_RETURN(PreparedPack got, ctx.prepare_weight(index, [&](std::span<uint8_t> out) {
+      if (out.size() != bytes) return internal_error("packed int8 B size differs");
+      kernels::i8_pack_b(shape, b->data, size_t(shape.N), out.data());
+      return ok_status();
+    }));
+    // Empty: not prepared (an empty B); another size cannot come from the
+    // family's checked entries, and is packed here rather than read.
+    if (!got.bytes.empty() && got.bytes.size() == bytes) {
+      return PackedI8B{std::shared_ptr<const uint8_t>(got.keep_alive, got.bytes.data()), nullptr};
+    }
+  }
   OP_ASSIGN_OR_RETURN(MemoryReservation r, reserve_memory(bytes, ctx.where() + ": packed int8 B"));
   std::shared_ptr<uint8_t> packed(
       static_cast<uint8_t*>(::operator new[](std::max<uint64_t>(bytes, 64), std::align_val_t(64))),
       AlignedFree());
-  kernels::i8_pack_b(shape, b->data, size_t(d.n), packed.get());
-  return std::unique_ptr<Kernel>(new PackedMatMulInteger(
-      d, std::move(packed), std::make_shared<MemoryReservation>(std::move(r))));
+  kernels::i8_pack_b(shape, b->data, size_t(shape.N), packed.get());
+  return PackedI8B{std::move(packed), std::make_shared<MemoryReservation>(std::move(r))};
+}
+
+Result<std::unique_ptr<Kernel>> build_packed_matmul_integer(const BuildContext& ctx,
+                                                            const PackedMatMulIntegerDesc& d) {
+  OP_ASSIGN_OR_RETURN(PackedI8B b, packed_i8_b(ctx, 1, kernels::I8GemmShape{d.k, d.n, d.b_signed}));
+  return std::unique_ptr<Kernel>(
+      new PackedMatMulInteger(d, std::move(b.bytes), std::move(b.reserved)));
 }
 
 }  // namespace onnx_prepack::runtime

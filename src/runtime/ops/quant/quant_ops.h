@@ -3,10 +3,13 @@
 
 #include <memory>
 
+#include "kernels/i8_gemm/i8_gemm.h"
 #include "kernels/q4_gemm/q4_gemm.h"
 #include "runtime/kernel.h"
 
 namespace onnx_prepack::runtime {
+
+class MemoryReservation;
 
 // MatMulNBits attributes, checked.
 struct MatMulNBitsParams {
@@ -37,6 +40,16 @@ struct PackedMatMulIntegerDesc {
 };
 Result<std::unique_ptr<Kernel>> build_packed_matmul_integer(const BuildContext& ctx,
                                                             const PackedMatMulIntegerDesc& d);
+// The packed panels (kernels/i8_gemm/i8_gemm.h) of input `index`, a constant
+// 2-D int8/uint8 B of `shape`: through the session's preparer when B is an
+// initializer (the i8_gemm_b pack family: a hit's mapped payload in place, a
+// miss packed now), else packed here into memory reserved against the budget.
+struct PackedI8B {
+  std::shared_ptr<const uint8_t> bytes;         // 64-byte aligned, shape.packed_bytes()
+  std::shared_ptr<MemoryReservation> reserved;  // set when packed here
+};
+Result<PackedI8B> packed_i8_b(const BuildContext& ctx, int index,
+                              const kernels::I8GemmShape& shape);
 Result<std::unique_ptr<Kernel>> build_qlinear_matmul(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_conv_integer(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_qlinear_conv(BuildContext& ctx);

@@ -1,0 +1,89 @@
+// The integer GEMM B pack family: B (input 1) of ONNX MatMulInteger, an int8
+// or uint8 2-D initializer, as the panels of kernels/i8_gemm
+// (i8_gemm_b_format.h). Every kernel, the portable one included, reads the
+// one format of each source type. The pack depends on B alone: the zero
+// points (inputs 2, 3) and A's type are applied at run time, so the entries
+// carry no lineage and all consumers of one B share one entry.
+//
+// Not eligible: QLinearMatMul's b (the runtime computes it with loops that
+// read the source, so no entry would be read) and com.microsoft
+// MatMulIntegerToFloat / DynamicQuantizeMatMul (no runtime operator).
+#include <string>
+#include <vector>
+
+#include "pack/i8_gemm_b_format.h"
+#include "pack/pack_family.h"
+
+namespace onnx_prepack::pack {
+namespace {
+
+FormatInfo info(const I8GemmBFormat& f) {
+  return {f.name, f.version, f.architecture, device::IsaLevel::kRef};
+}
+
+class I8GemmBFamily final : public PackFamily {
+ public:
+  I8GemmBFamily() {
+    for (const I8GemmBFormat* f : i8_gemm_b_formats()) formats_.push_back(info(*f));
+  }
+  std::string_view name() const override { return "i8_gemm_b"; }
+
+  bool eligible(const onnx::NodeProto& node, int input, int32_t data_type,
+                std::span<const int64_t> dims) const override {
+    return node.op_type() == "MatMulInteger" &&
+           (node.domain().empty() || node.domain() == "ai.onnx") && input == 1 &&
+           dims.size() == 2 && i8_gemm_b_format(data_type) != nullptr;
+  }
+  std::string label(const WeightUse&) const override { return "kn"; }
+  std::span<const FormatInfo> formats() const override { return formats_; }
+
+  std::vector<FormatInfo> accepted(const WeightUse& use, device::IsaLevel) const override {
+    const I8GemmBFormat* f = i8_gemm_b_format(use.data_type);
+    if (f == nullptr) return {};
+    return {info(*f)};
+  }
+  std::optional<FormatInfo> miss_format(const WeightUse& use,
+                                        device::IsaLevel level) const override {
+    auto f = accepted(use, level);
+    if (f.empty()) return std::nullopt;
+    return f.front();
+  }
+  Result<PackPlan> plan(const WeightUse& use, const FormatInfo& format, const ContentFn& content,
+                        base::ThreadPool*) const override {
+    const I8GemmBFormat* f = find_i8_gemm_b_format(format.name);
+    if (f == nullptr || f->source_type != use.data_type) {
+      return invalid_argument("'" + std::string(format.name) + "' does not hold this B's type");
+    }
+    OP_ASSIGN_OR_RETURN(kernels::I8GemmShape shape, i8_gemm_b_shape(use.data_type, use.dims));
+    OP_ASSIGN_OR_RETURN(std::span<const uint8_t> bytes, content(use.source));
+    PackPlan p;
+    p.format = format;
+    p.type = i8_gemm_b_struct_type(*f);
+    p.dims = i8_gemm_b_dims(shape);
+    p.payload_bytes = i8_gemm_b_payload_bytes(shape);
+    p.pack = [shape, bytes](std::span<uint8_t> out) { return i8_gemm_b_pack(shape, bytes, out); };
+    return p;
+  }
+  Status check_entry(const WeightUse& use, const FormatInfo& format,
+                     const onnx::StructTypeProto& type,
+                     std::span<const uint64_t> dims) const override {
+    const I8GemmBFormat* f = find_i8_gemm_b_format(format.name);
+    if (f == nullptr)
+      return invalid_argument("'" + std::string(format.name) + "' is not an integer GEMM B format");
+    return i8_gemm_b_check_entry(*f, type, dims, use.data_type, use.dims);
+  }
+  // One entry per B (its first consumer): the pack does not depend on the consumer.
+  std::string use_key(const WeightUse&) const override { return ""; }
+
+ private:
+  std::vector<FormatInfo> formats_;
+};
+
+}  // namespace
+
+const PackFamily& i8_gemm_b_family() {
+  static const I8GemmBFamily family;
+  return family;
+}
+
+}  // namespace onnx_prepack::pack

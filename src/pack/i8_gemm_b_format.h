@@ -1,0 +1,54 @@
+// Persisted formats of an 8-bit integer GEMM B (MatMulInteger's constant 2-D
+// B [K, N]; docs/formats.md): the "i8 panel16" layout of
+// kernels/i8_gemm/i8_gemm.h, one format per source element type (int8 B is
+// stored as is, uint8 B as B - 128, so the two never share an entry). Every
+// kernel (VNNI, AVX2, ref) reads the same bytes: the architecture is the
+// baseline "x86_64". The pack reads B alone (zero points are applied at run
+// time), so the entries carry no lineage.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "kernels/i8_gemm/i8_gemm.h"
+#include "onnx_prepack.pb.h"
+#include "onnx_prepack/status.h"
+
+namespace onnx_prepack::pack {
+
+struct I8GemmBFormat {
+  std::string_view name;          // StructTypeProto.name
+  std::string_view version;       // format_version
+  std::string_view architecture;  // baseline: every kernel (ref included) reads the bytes
+  int32_t source_type;            // onnx::TensorProto::INT8 or UINT8
+};
+
+extern const I8GemmBFormat kI8GemmBPanel16;  // int8 B
+extern const I8GemmBFormat kU8GemmBPanel16;  // uint8 B, stored minus 128
+std::span<const I8GemmBFormat* const> i8_gemm_b_formats();
+// The format of B's element type (nullptr: not int8 or uint8).
+const I8GemmBFormat* i8_gemm_b_format(int32_t source_type);
+const I8GemmBFormat* find_i8_gemm_b_format(std::string_view name);
+
+// The kernel shape of a 2-D source [K, N] of `source_type`; an error for other
+// ranks and types, and for an empty B (nothing to pack).
+Result<kernels::I8GemmShape> i8_gemm_b_shape(int32_t source_type, std::span<const int64_t> dims);
+
+// dims {panels, k_groups} and the payload size (panels * (64 k_groups + 64)).
+std::vector<uint64_t> i8_gemm_b_dims(const kernels::I8GemmShape& s);
+uint64_t i8_gemm_b_payload_bytes(const kernels::I8GemmShape& s);
+// The format's StructTypeProto: every byte described, metadata and decoder.
+onnx::StructTypeProto i8_gemm_b_struct_type(const I8GemmBFormat& f);
+// Checks name, version, source type and dims against B's type and shape.
+Status i8_gemm_b_check_entry(const I8GemmBFormat& f, const onnx::StructTypeProto& type,
+                             std::span<const uint64_t> dims, int32_t source_type,
+                             std::span<const int64_t> source_dims);
+
+// Packs B (canonical content, K * N bytes, row-major [K, N]) into `out`
+// (exactly i8_gemm_b_payload_bytes, 64-byte aligned): kernels::i8_pack_b.
+Status i8_gemm_b_pack(const kernels::I8GemmShape& s, std::span<const uint8_t> b,
+                      std::span<uint8_t> out);
+
+}  // namespace onnx_prepack::pack

@@ -1,0 +1,321 @@
+// Integer GEMM B formats (MatMulInteger's int8 / uint8 B): the struct type
+// describes every byte, golden fingerprints, codes and column sums where
+// i8_gemm.h says, the decoder (checked and run in ONNX Runtime) gives back B,
+// entry checks refuse other dims, source types and types, and the family's
+// eligibility, formats and plan.
+#include "pack/i8_gemm_b_format.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "decoder_in_ort.h"
+#include "kernels/i8_gemm/i8_gemm.h"
+#include "pack/pack_family.h"
+#include "testing/test_models.h"
+#include "types/codec.h"
+#include "types/struct_type.h"
+
+namespace onnx_prepack::pack {
+namespace {
+
+constexpr int32_t kInt8 = onnx::TensorProto::INT8;
+constexpr int32_t kUint8 = onnx::TensorProto::UINT8;
+
+uint64_t fnv1a64(const uint8_t* p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+// Deterministic B [K, N] bytes (either type: every byte value occurs).
+std::vector<uint8_t> source_of(int64_t K, int64_t N, uint32_t seed) {
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  std::vector<uint8_t> b(size_t(K * N));
+  for (auto& v : b) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    v = uint8_t(x >> 56);
+  }
+  return b;
+}
+
+kernels::I8GemmShape shape_of(const I8GemmBFormat& f, int64_t K, int64_t N) {
+  auto s = i8_gemm_b_shape(f.source_type, std::vector<int64_t>{K, N});
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return *s;
+}
+
+std::vector<uint8_t> pack_of(const kernels::I8GemmShape& s, const std::vector<uint8_t>& b) {
+  std::vector<uint8_t> out(i8_gemm_b_payload_bytes(s), 0xAB);
+  EXPECT_TRUE(i8_gemm_b_pack(s, b, out).ok());
+  return out;
+}
+
+TEST(I8GemmBFormat, NamesVersionsAndSourceTypes) {
+  EXPECT_EQ(kI8GemmBPanel16.name, "i8_gemm_b_panel16");
+  EXPECT_EQ(kU8GemmBPanel16.name, "u8_gemm_b_panel16");
+  for (const I8GemmBFormat* f : i8_gemm_b_formats()) {
+    EXPECT_EQ(f->version, "1");
+    EXPECT_EQ(f->architecture, "x86_64");
+    EXPECT_EQ(find_i8_gemm_b_format(f->name), f);
+    EXPECT_EQ(i8_gemm_b_format(f->source_type), f);
+    std::map<std::string, std::string> meta;
+    const onnx::StructTypeProto t = i8_gemm_b_struct_type(*f);
+    for (const auto& e : t.metadata_props()) meta[e.key()] = e.value();
+    EXPECT_EQ(meta["format_version"], "1");
+    EXPECT_EQ(meta["source_type"], f->source_type == kInt8 ? "INT8" : "UINT8");
+    EXPECT_EQ(meta["stored"], f->source_type == kInt8 ? "b" : "b - 128");
+    EXPECT_EQ(meta.count("lineage_roles"), 1u);  // declared empty: no lineage
+    EXPECT_EQ(meta["lineage_roles"], "");
+    EXPECT_EQ(meta["lineage_attrs"], "");
+  }
+  EXPECT_EQ(i8_gemm_b_format(onnx::TensorProto::FLOAT), nullptr);
+}
+
+TEST(I8GemmBFormat, TypeDescribesEveryByte) {
+  types::Catalogue none;
+  for (const I8GemmBFormat* f : i8_gemm_b_formats()) {
+    const onnx::StructTypeProto t = i8_gemm_b_struct_type(*f);
+    EXPECT_EQ(t.name(), f->name);
+    for (int64_t k : {1, 4, 5, 100, 301}) {
+      for (int64_t n : {1, 16, 17, 40}) {
+        const auto s = shape_of(*f, k, n);
+        auto bits = types::struct_type_bits(none, t, i8_gemm_b_dims(s));
+        ASSERT_TRUE(bits.ok()) << bits.status().message();
+        EXPECT_EQ(*bits, i8_gemm_b_payload_bytes(s) * 8) << f->name << " " << k << "x" << n;
+        EXPECT_EQ(i8_gemm_b_payload_bytes(s),
+                  size_t(s.panels()) * (size_t(s.k_groups()) * 64 + 64));
+      }
+    }
+  }
+}
+
+// A change here changes packed bytes: bump format_version before updating.
+TEST(I8GemmBFormat, GoldenFingerprint) {
+  const std::map<std::string, uint64_t> kGolden = {
+      {"i8_gemm_b_panel16", 0x61488cff49d6beffull},
+      {"u8_gemm_b_panel16", 0xae26e328eb807c80ull},
+  };
+  const auto b = source_of(75, 37, 7);
+  for (const I8GemmBFormat* f : i8_gemm_b_formats()) {
+    const auto packed = pack_of(shape_of(*f, 75, 37), b);
+    EXPECT_EQ(fnv1a64(packed.data(), packed.size()), kGolden.at(std::string(f->name)))
+        << f->name << std::hex << " 0x" << fnv1a64(packed.data(), packed.size());
+  }
+}
+
+// Byte 4j + r of group g of panel p is B[4g + r][16p + j] (as int8, uint8 B
+// minus 128); the 16 int32 after the groups are the columns' sums of those
+// values; everything past K and N is 0.
+TEST(I8GemmBFormat, CodesAndColumnSumsWhereTheLayoutSays) {
+  const int64_t K = 70, N = 20;
+  const auto b = source_of(K, N, 3);
+  for (const I8GemmBFormat* f : i8_gemm_b_formats()) {
+    const auto s = shape_of(*f, K, N);
+    const auto packed = pack_of(s, b);
+    for (int64_t n = 0; n < s.panels() * 16; ++n) {
+      const uint8_t* panel = packed.data() + size_t(n / 16) * s.panel_bytes();
+      const int64_t j = n % 16;
+      int32_t sum = 0;
+      for (int64_t k = 0; k < s.k_groups() * 4; ++k) {
+        const int8_t got = int8_t(panel[size_t(k / 4) * 64 + size_t(j) * 4 + size_t(k % 4)]);
+        int want = 0;
+        if (k < K && n < N) {
+          const uint8_t v = b[size_t(k * N + n)];
+          want = f->source_type == kInt8 ? int(int8_t(v)) : int(v) - 128;
+        }
+        ASSERT_EQ(int(got), want) << f->name << " k " << k << " n " << n;
+        sum += want;
+      }
+      int32_t stored;
+      std::memcpy(&stored, panel + size_t(s.k_groups()) * 64 + size_t(j) * 4, 4);
+      EXPECT_EQ(stored, sum) << f->name << " column " << n;
+    }
+  }
+}
+
+TEST(I8GemmBFormat, DecoderSignatureMatchesTheLeaves) {
+  types::Catalogue none;
+  for (const I8GemmBFormat* f : i8_gemm_b_formats()) {
+    const onnx::StructTypeProto t = i8_gemm_b_struct_type(*f);
+    auto sig = types::leaf_signature(none, t);
+    ASSERT_TRUE(sig.ok()) << sig.status().message();
+    ASSERT_EQ(sig->size(), 2u);
+    EXPECT_EQ((*sig)[0].name, "panels.codes");
+    EXPECT_EQ((*sig)[0].elem_type, kInt8);
+    EXPECT_EQ((*sig)[1].name, "panels.column_sums");
+    EXPECT_EQ((*sig)[1].elem_type, onnx::TensorProto::INT32);
+    for (const auto& p : types::check_decoder(t.decoder(), *sig, "decoder")) {
+      ADD_FAILURE() << f->name << " " << p.path << ": " << p.message;
+    }
+  }
+}
+
+// The decoder, run by ONNX Runtime on the leaves of a real pack, gives B
+// [4 k_groups, 16 panels] of the source type: B's values, and the stored
+// padding (0, decoded 0 for int8 B and 128 for uint8 B) past K and N.
+TEST(I8GemmBFormat, DecoderRunsInOnnxRuntime) {
+  const std::string ort_dir = testing_support::ort_dir();
+  ASSERT_TRUE(std::filesystem::exists(ort_dir)) << "no " << ort_dir << ": run tools/setup.sh";
+  testing::TempDir dir;
+  const int64_t K = 70, N = 20;
+  const auto b = source_of(K, N, 11);
+  for (const I8GemmBFormat* f : i8_gemm_b_formats()) {
+    const auto s = shape_of(*f, K, N);
+    const auto packed = pack_of(s, b);
+    const onnx::StructTypeProto t = i8_gemm_b_struct_type(*f);
+    types::Catalogue none;
+    auto leaves = types::read_leaves(none, t, i8_gemm_b_dims(s), packed);
+    ASSERT_TRUE(leaves.ok()) << leaves.status().message();
+    const std::string got = testing_support::run_decoder_in_ort(
+        t.decoder(), *leaves, 13, f->source_type, dir, std::string(f->name));
+    const int64_t rows = s.k_groups() * 4, cols = s.panels() * 16;
+    ASSERT_EQ(got.size(), size_t(rows * cols));
+    const uint8_t pad = f->source_type == kInt8 ? 0 : 128;
+    for (int64_t k = 0; k < rows; ++k) {
+      for (int64_t n = 0; n < cols; ++n) {
+        const uint8_t want = k < K && n < N ? b[size_t(k * N + n)] : pad;
+        ASSERT_EQ(uint8_t(got[size_t(k * cols + n)]), want) << f->name << " " << k << ", " << n;
+      }
+    }
+  }
+}
+
+TEST(I8GemmBFormat, CheckEntryRefusesOtherDimsSourceTypesAndTypes) {
+  const std::vector<int64_t> src = {70, 20};
+  const auto s8 = shape_of(kI8GemmBPanel16, 70, 20);
+  const auto dims = i8_gemm_b_dims(s8);
+  const auto t8 = i8_gemm_b_struct_type(kI8GemmBPanel16);
+  const auto tu8 = i8_gemm_b_struct_type(kU8GemmBPanel16);
+  EXPECT_TRUE(i8_gemm_b_check_entry(kI8GemmBPanel16, t8, dims, kInt8, src).ok());
+  EXPECT_TRUE(i8_gemm_b_check_entry(kU8GemmBPanel16, tu8, dims, kUint8, src).ok());
+  // Dims of another K (other k_groups) or N (other panels).
+  for (const std::vector<int64_t>& other :
+       {std::vector<int64_t>{75, 20}, std::vector<int64_t>{70, 33}, std::vector<int64_t>{20, 70}}) {
+    auto st = i8_gemm_b_check_entry(kI8GemmBPanel16, t8, dims, kInt8, other);
+    EXPECT_FALSE(st.ok()) << other[0] << "x" << other[1];
+    EXPECT_NE(st.message().find("dims"), std::string::npos) << st.message();
+  }
+  const std::vector<uint64_t> short_dims = {dims[0]};
+  EXPECT_FALSE(i8_gemm_b_check_entry(kI8GemmBPanel16, t8, short_dims, kInt8, src).ok());
+  // K 69 packs to the same k_groups as 70: the same dims (and bytes layout), accepted.
+  EXPECT_TRUE(
+      i8_gemm_b_check_entry(kI8GemmBPanel16, t8, dims, kInt8, std::vector<int64_t>{69, 20}).ok());
+  // An int8 entry for a uint8 B and the other way round; a type of the other format.
+  auto st = i8_gemm_b_check_entry(kI8GemmBPanel16, t8, dims, kUint8, src);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("UINT8"), std::string::npos) << st.message();
+  EXPECT_FALSE(i8_gemm_b_check_entry(kU8GemmBPanel16, tu8, dims, kInt8, src).ok());
+  EXPECT_FALSE(i8_gemm_b_check_entry(kI8GemmBPanel16, tu8, dims, kInt8, src).ok());
+  // A type named like ours that says another source type, version or layout.
+  auto relabelled = t8;
+  for (auto& e : *relabelled.mutable_metadata_props())
+    if (e.key() == "source_type") e.set_value("UINT8");
+  EXPECT_FALSE(i8_gemm_b_check_entry(kI8GemmBPanel16, relabelled, dims, kInt8, src).ok());
+  auto v2 = t8;
+  for (auto& e : *v2.mutable_metadata_props())
+    if (e.key() == "format_version") e.set_value("2");
+  st = i8_gemm_b_check_entry(kI8GemmBPanel16, v2, dims, kInt8, src);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("version"), std::string::npos) << st.message();
+  auto narrower = t8;  // column sums of 8 columns: 32 bytes per panel short
+  narrower.mutable_structure()
+      ->mutable_field(0)
+      ->mutable_type()
+      ->mutable_struct_type()
+      ->mutable_array()
+      ->mutable_element_type()
+      ->mutable_struct_type()
+      ->mutable_structure()
+      ->mutable_field(1)
+      ->mutable_type()
+      ->mutable_struct_type()
+      ->mutable_array()
+      ->set_dimension(8);
+  EXPECT_FALSE(i8_gemm_b_check_entry(kI8GemmBPanel16, narrower, dims, kInt8, src).ok());
+}
+
+onnx::NodeProto node(const std::string& op, const std::string& domain = "") {
+  onnx::NodeProto n;
+  n.set_op_type(op);
+  n.set_domain(domain);
+  for (const char* i : {"a", "B", "a_zp", "b_zp"}) n.add_input(i);
+  return n;
+}
+
+TEST(I8GemmBFamily, EligibleFormatsAndPlan) {
+  const PackFamily* family = find_pack_family("i8_gemm_b");
+  ASSERT_NE(family, nullptr);
+  const std::vector<int64_t> d2 = {70, 20}, d3 = {2, 70, 20};
+  const onnx::NodeProto mmi = node("MatMulInteger");
+  EXPECT_EQ(family_for(mmi, 1, kInt8, d2), family);
+  EXPECT_EQ(family_for(mmi, 1, kUint8, d2), family);
+  EXPECT_EQ(family_for(node("MatMulInteger", "ai.onnx"), 1, kInt8, d2), family);
+  EXPECT_FALSE(family->eligible(mmi, 0, kUint8, d2));  // A
+  EXPECT_FALSE(family->eligible(mmi, 3, kInt8, {}));   // b_zero_point
+  EXPECT_FALSE(family->eligible(mmi, 1, kInt8, d3));   // a batched B: the loops read it
+  EXPECT_FALSE(family->eligible(mmi, 1, onnx::TensorProto::INT32, d2));
+  EXPECT_FALSE(family->eligible(node("QLinearMatMul"), 3, kInt8, d2));
+  EXPECT_FALSE(family->eligible(node("MatMulIntegerToFloat", "com.microsoft"), 1, kInt8, d2));
+  EXPECT_FALSE(family->eligible(node("MatMulInteger", "com.microsoft"), 1, kInt8, d2));
+
+  FormatInfo fi;
+  EXPECT_EQ(family_of_format("u8_gemm_b_panel16", &fi), family);
+  EXPECT_EQ(fi.architecture, "x86_64");
+  EXPECT_EQ(family_of_format("i8_gemm_b_panel16"), family);
+
+  for (int32_t type : {kInt8, kUint8}) {
+    WeightUse use;
+    use.source = "B";
+    use.consumer = "mmi";
+    use.node = &mmi;
+    use.input = 1;
+    use.data_type = type;
+    use.dims = d2;
+    EXPECT_FALSE(family->lineage(use).has_value());
+    const I8GemmBFormat& want = type == kInt8 ? kI8GemmBPanel16 : kU8GemmBPanel16;
+    for (auto level :
+         {device::IsaLevel::kRef, device::IsaLevel::kAvx2, device::IsaLevel::kAvx512}) {
+      auto acc = family->accepted(use, level);
+      ASSERT_EQ(acc.size(), 1u);
+      EXPECT_EQ(acc[0].name, want.name);
+      auto miss = family->miss_format(use, level);
+      ASSERT_TRUE(miss.has_value());
+      EXPECT_EQ(miss->name, want.name);
+    }
+    // The other type's format is not this B's.
+    const FormatInfo other = {type == kInt8 ? kU8GemmBPanel16.name : kI8GemmBPanel16.name, "1",
+                              "x86_64", device::IsaLevel::kRef};
+    const auto b = source_of(70, 20, 5);
+    ContentFn content = [&b](const std::string&) -> Result<std::span<const uint8_t>> {
+      return std::span<const uint8_t>(b);
+    };
+    EXPECT_FALSE(family->plan(use, other, content, nullptr).ok());
+    auto plan =
+        family->plan(use, family->accepted(use, device::IsaLevel::kRef)[0], content, nullptr);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    const auto s = shape_of(want, 70, 20);
+    EXPECT_EQ(plan->dims, i8_gemm_b_dims(s));
+    EXPECT_EQ(plan->payload_bytes, i8_gemm_b_payload_bytes(s));
+    EXPECT_EQ(plan->type.name(), want.name);
+    EXPECT_TRUE(family->check_entry(use, plan->format, plan->type, plan->dims).ok());
+    std::vector<uint8_t> got(plan->payload_bytes);
+    ASSERT_TRUE(plan->pack(got).ok());
+    EXPECT_EQ(got, pack_of(s, b));
+    // An empty B is not packed, with a reason.
+    use.dims = {0, 20};
+    auto empty = family->plan(use, plan->format, content, nullptr);
+    EXPECT_FALSE(empty.ok());
+    EXPECT_NE(empty.status().message().find("empty"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace onnx_prepack::pack
