@@ -76,9 +76,9 @@ Result<std::vector<LeafTensor>> read_leaves(const Catalogue& catalogue,
       count = *c;
     }
     uint32_t out_bits = format::data_type_bits(leaf.elem_type);  // canonical width
-    const std::optional<uint64_t> total_bits = base::checked_mul(count, uint64_t(out_bits));
-    const uint64_t out_total = total_bits.value_or(0);
-    if (!total_bits || out_total / 8 > payload.size() * 8 + 8) {
+    const std::optional<uint64_t> leaf_bits = base::checked_mul(count, uint64_t(out_bits));
+    const uint64_t out_total = leaf_bits.value_or(0);
+    if (!leaf_bits || out_total / 8 > payload.size() * 8 + 8) {
       return out_of_range("leaf '" + leaf.name + "' is larger than its payload");
     }
     t.data.assign(size_t((out_total + 7) / 8), 0);
