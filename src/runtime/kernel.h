@@ -80,12 +80,32 @@ struct PointwiseDesc {
   bool bounds_from_inputs = false;
 };
 
+// The float epilogue an integer matmul kernel may take over: the session
+// fuses MatMulInteger -> Cast(float) -> Mul(scale) [-> Add(bias)] [-> Relu]
+// (session_fusion.cc) when the intermediate values have no other reader. The
+// fused kernel reads the MatMulInteger's four inputs (absent: null), then the
+// scale (io.in[4], scale_n floats) and the bias (io.in[5], bias_n floats), and
+// writes the float result to io.out[0]: float(c) * scale, + bias (in the Add's
+// operand order), Relu, one IEEE operation each, so bitwise the chain's.
+struct IntegerMatMulEpilogue {
+  int64_t scale_n = 1;      // 1 or N (one per output column)
+  int64_t bias_n = 0;       // 0 (no Add), 1 or N
+  bool bias_first = false;  // Add(bias, y)
+  bool relu = false;
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
   virtual void run(const KernelIO& io) const = 0;
   // Non-null for a float elementwise kernel that may join a fused chain.
   virtual const PointwiseDesc* pointwise() const { return nullptr; }
+  // This kernel's int32 product followed by `e` as one kernel, or null when it
+  // cannot take the epilogue (IntegerMatMulEpilogue).
+  virtual std::unique_ptr<Kernel> with_float_epilogue(const IntegerMatMulEpilogue& e) const {
+    (void)e;
+    return nullptr;
+  }
   // Bytes of workspace slot 0 the kernel takes at run time when they depend on
   // the model's shapes (a padded input copy): the session reserves the largest
   // with the arena, so the memory budget covers them (docs/runtime.md).

@@ -26,8 +26,9 @@ struct SessionOptions {
   base::ThreadPool* pool = nullptr;     // null: base::ThreadPool::shared()
   WeightPreparer* weights = nullptr;    // null: constant B used in place
   int64_t fold_limit_bytes = 16 << 20;  // largest value folded at plan time
-  // Run chains of float elementwise kernels as one pass (pointwise_fusion.h);
-  // bitwise equal either way. ONNX_PREPACK_FUSION=0 turns it off.
+  // Run chains of float elementwise kernels as one pass (pointwise_fusion.h),
+  // and MatMulInteger's Cast / Mul / Add / Relu in its epilogue (kernel.h);
+  // bitwise equal either way. ONNX_PREPACK_FUSION=0 turns both off.
   bool fuse_pointwise = true;
 };
 
@@ -45,7 +46,7 @@ struct PlanStats {
   size_t kernels = 0;        // kernels run per inference
   size_t folded = 0;         // nodes computed at plan time
   size_t aliases = 0;        // outputs that share their input's storage
-  size_t fused = 0;          // nodes run inside fused elementwise kernels
+  size_t fused = 0;          // nodes run inside fused kernels (elementwise, integer matmul)
   uint64_t arena_bytes = 0;  // one buffer for all intermediate values
   uint64_t value_bytes = 0;  // what the values would need without reuse
   double init_ms = 0;        // mapping initializers (borrowed bytes, typed fields converted)
@@ -139,6 +140,9 @@ class Session {
   // `where` names the node ("node 'n' (Op)") in its allocation errors.
   Status fold(Kernel& kernel, const std::vector<int>& in_ids, const std::vector<int>& out_ids,
               const std::string& where);
+  // Replaces MatMulInteger -> Cast -> Mul [-> Add] [-> Relu] with one kernel
+  // (IntegerMatMulEpilogue, session_fusion.cc).
+  void fuse_integer_matmul();
   // Replaces runs of elementwise steps with fused kernels (session_fusion.cc).
   void fuse_pointwise();
   void compute_lifetimes();

@@ -1,5 +1,7 @@
-// The plan's fusion pass: a run of consecutive float elementwise steps over one
-// shape becomes one FusedPointwise kernel (pointwise_fusion.h). Values only the
+// The plan's fusion passes: MatMulInteger with its Cast / Mul / Add / Relu
+// becomes one kernel (kernel.h, IntegerMatMulEpilogue); a run of consecutive
+// float elementwise steps over one shape becomes one FusedPointwise kernel
+// (pointwise_fusion.h). Values only the
 // run reads live in scratch tiles and leave the arena; values read later, or
 // graph outputs, are still written.
 #include <algorithm>
@@ -8,6 +10,7 @@
 #include <cstring>
 #include <map>
 
+#include "kernels/vec_math/vec_math.h"
 #include "runtime/pointwise_fusion.h"
 #include "runtime/session.h"
 #include "runtime/session_state.h"
@@ -27,6 +30,143 @@ bool fusion_disabled_by_env() {
 }
 
 }  // namespace
+
+// MatMulInteger (a kernel that takes a float epilogue) -> Cast(float) ->
+// Mul(scale) [-> Add(bias)] [-> Relu] becomes one step, at the position of the
+// chain's last step (the scale may be computed after the MatMulInteger, by the
+// Mul of the two scales quantize_dynamic writes). The scale and the bias are
+// one float or one per output column (shape [.., 1, N]); every intermediate
+// value must be read by the next step alone, be no graph output and share no
+// storage. Bitwise equal to the steps run apart (IntegerMatMulEpilogue).
+void Session::fuse_integer_matmul() {
+  if (!options_.fuse_pointwise || fusion_disabled_by_env() || steps_.size() < 3) return;
+  // Readers of each value (by step), counting readers through an alias as readers.
+  std::vector<std::vector<int>> readers(values_.size());
+  std::vector<bool> aliased(values_.size(), false);
+  for (const Value& v : values_) {
+    if (v.alias_of >= 0) aliased[size_t(v.alias_of)] = true;
+  }
+  for (int si = 0; si < int(steps_.size()); ++si) {
+    for (int id : steps_[size_t(si)].in) {
+      if (id >= 0) readers[size_t(id)].push_back(si);
+    }
+  }
+  std::vector<bool> is_output(values_.size(), false);
+  for (const auto& name : output_names_) is_output[size_t(value_index_.at(name))] = true;
+  auto op_type = [&](int si) -> const std::string& {
+    return graph_->node(steps_[size_t(si)].node).op_type();
+  };
+  // The one step reading `id`, when `id` is a plain intermediate value; else -1.
+  auto sole_reader = [&](int id) {
+    const Value& v = values_[size_t(id)];
+    if (v.alias_of >= 0 || aliased[size_t(id)] || is_output[size_t(id)] || !v.runtime) return -1;
+    const auto& r = readers[size_t(id)];
+    if (r.size() != 1) return -1;
+    const Step& st = steps_[size_t(r[0])];
+    if (st.kernel == nullptr || st.out.size() != 1 || st.out[0] < 0) return -1;
+    if (std::count(st.in.begin(), st.in.end(), id) != 1) return -1;
+    return r[0];
+  };
+  auto binary_op = [&](int si) {
+    const PointwiseDesc* p = steps_[size_t(si)].kernel->pointwise();
+    return p != nullptr && p->kind == PointwiseDesc::kBinary ? p->op : -1;
+  };
+  // The count of a scale or bias operand: 1, or n for shape [.., 1, n] (rank
+  // at most the output's); 0 when the epilogue cannot read it.
+  auto column_operand = [&](int id, const Shape& out, int64_t n) -> int64_t {
+    if (id < 0) return 0;
+    const ValueDesc& d = values_[size_t(id)].desc;
+    if (d.dtype != kFloat || d.shape.size() > out.size()) return 0;
+    const int64_t count = shape_numel(d.shape);
+    if (count == 1) return 1;
+    if (d.shape.empty() || d.shape.back() != n || count != n) return 0;
+    return n;
+  };
+
+  std::vector<bool> drop(steps_.size(), false);
+  std::vector<std::pair<int, Step>> placed;  // the fused step and the position it takes
+  for (int mi = 0; mi < int(steps_.size()); ++mi) {
+    Step& mm = steps_[size_t(mi)];
+    if (drop[size_t(mi)] || mm.kernel == nullptr || op_type(mi) != "MatMulInteger" ||
+        mm.out.size() != 1 || mm.out[0] < 0 || values_[size_t(mm.out[0])].desc.dtype != kInt32)
+      continue;
+    const int prod = mm.out[0];
+    const Shape shape = values_[size_t(prod)].desc.shape;
+    if (shape.empty()) continue;
+    const int64_t n = shape.back();
+    const int ci = sole_reader(prod);
+    if (ci < 0 || op_type(ci) != "Cast") continue;
+    const int cast_out = steps_[size_t(ci)].out[0];
+    if (values_[size_t(cast_out)].desc.dtype != kFloat) continue;
+    const int ki = sole_reader(cast_out);
+    if (ki < 0 || binary_op(ki) != kernels::vec::kMul) continue;
+    const Step& mul = steps_[size_t(ki)];
+    if (mul.in.size() != 2 || values_[size_t(mul.out[0])].desc.shape != shape) continue;
+    const int scale = mul.in[0] == cast_out ? mul.in[1] : mul.in[0];
+    IntegerMatMulEpilogue e;
+    e.scale_n = column_operand(scale, shape, n);
+    if (e.scale_n == 0) continue;
+    std::vector<int> chain = {mi, ci, ki};
+    int bias = -1, last = mul.out[0];
+    if (const int ai = sole_reader(last);
+        ai >= 0 && binary_op(ai) == kernels::vec::kAdd &&
+        values_[size_t(steps_[size_t(ai)].out[0])].desc.shape == shape) {
+      const Step& add = steps_[size_t(ai)];
+      const int other = add.in[0] == last ? add.in[1] : add.in[0];
+      if (const int64_t bn = column_operand(other, shape, n); bn > 0) {
+        bias = other;
+        e.bias_n = bn;
+        e.bias_first = add.in[0] != last;
+        last = add.out[0];
+        chain.push_back(ai);
+      }
+    }
+    if (const int ri = sole_reader(last);
+        ri >= 0 && op_type(ri) == "Relu" &&
+        values_[size_t(steps_[size_t(ri)].out[0])].desc.dtype == kFloat) {
+      e.relu = true;
+      last = steps_[size_t(ri)].out[0];
+      chain.push_back(ri);
+    }
+    std::unique_ptr<Kernel> k = mm.kernel->with_float_epilogue(e);
+    if (k == nullptr) continue;
+    Step fused;
+    fused.node = mm.node;
+    fused.label = "FusedMatMulInteger";
+    fused.kernel = std::move(k);
+    fused.in = mm.in;
+    fused.in.resize(4, -1);
+    fused.in.push_back(scale);
+    fused.in.push_back(bias);
+    fused.out = {last};
+    for (size_t c = 0; c < chain.size(); ++c) {
+      drop[size_t(chain[c])] = true;
+      const int out = steps_[size_t(chain[c])].out[0];
+      if (out != last) {
+        values_[size_t(out)].runtime = false;  // never written
+        values_[size_t(out)].def = -1;
+      }
+    }
+    stats_.fused += chain.size();
+    placed.emplace_back(chain.back(), std::move(fused));
+  }
+  if (placed.empty()) return;
+  std::vector<Step> steps;
+  for (int si = 0; si < int(steps_.size()); ++si) {
+    for (auto& [at, st] : placed) {
+      if (at == si) steps.push_back(std::move(st));
+    }
+    if (!drop[size_t(si)]) steps.push_back(std::move(steps_[size_t(si)]));
+  }
+  steps_ = std::move(steps);
+  for (int si = 0; si < int(steps_.size()); ++si) {
+    for (int id : steps_[size_t(si)].out) {
+      if (id < 0) continue;
+      values_[size_t(id)].def = si;
+      values_[size_t(id)].last = si;
+    }
+  }
+}
 
 void Session::fuse_pointwise() {
   if (!options_.fuse_pointwise || fusion_disabled_by_env() || steps_.size() < 2) return;

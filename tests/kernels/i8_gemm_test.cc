@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -232,6 +233,79 @@ TEST(I8Gemm, PackWritesZerosPastKAndN) {
     int32_t sum;
     std::memcpy(&sum, packed.data() + 128 + j * 4, 4);
     EXPECT_EQ(sum, j < 3 ? -5 : 0);
+  }
+}
+
+// The float epilogue (I8GemmArgs::scale): float(C) * scale (+ bias) (Relu) from
+// the naive int32 product, one IEEE operation per step, in the bias's operand
+// order; per-tensor and per-column scale and bias, every kernel, threaded.
+TEST(I8Gemm, FloatEpilogueIsTheChainBitwise) {
+  base::ThreadPool pool(3);
+  const float inf = std::numeric_limits<float>::infinity();
+  uint32_t seed = 300;
+  for (const Case& c :
+       {Case{17, 65, 33, false, true, 1, 33}, Case{9, 300, 17, false, true, 1, 1},
+        Case{130, 64, 65, true, false, 0, 0}, Case{1, 16, 16, false, false, 1, 0}}) {
+    const Operands o = make(c, seed++);
+    const std::vector<int32_t> prod = naive(c, o);
+    Rng r(seed);
+    std::vector<float> scale(size_t(c.N)), bias(size_t(c.N));
+    for (auto& v : scale) v = float(r.next() % 1000 + 1) * 1.37e-5f;
+    for (auto& v : bias) v = (float(r.next() % 2001) - 1000.0f) * 3.1e-3f;
+    scale[0] = inf;  // with a zero product: NaN; bias NaN too where present
+    bias[1] = std::numeric_limits<float>::quiet_NaN();
+    for (int64_t scale_n : {int64_t(1), c.N}) {
+      for (int64_t bias_n : {int64_t(0), int64_t(1), c.N}) {
+        for (bool bias_first : {false, true}) {
+          for (bool relu : {false, true}) {
+            std::vector<float> want(prod.size());
+            for (int64_t m = 0; m < c.M; ++m) {
+              for (int64_t n = 0; n < c.N; ++n) {
+                const size_t i = size_t(m * c.N + n);
+                float y = float(prod[i]) * scale[size_t(scale_n == 1 ? 0 : n)];
+                if (bias_n > 0) {
+                  const float b = bias[size_t(bias_n == 1 ? 0 : n)];
+                  y = bias_first ? b + y : y + b;
+                }
+                if (relu) y = y < 0.0f ? 0.0f : y;
+                want[i] = y;
+              }
+            }
+            const I8GemmShape s{c.K, c.N, c.b_signed};
+            std::unique_ptr<uint8_t[], void (*)(uint8_t*)> packed(
+                static_cast<uint8_t*>(::operator new[](s.packed_bytes() + 1, std::align_val_t(64))),
+                [](uint8_t* p) { ::operator delete[](p, std::align_val_t(64)); });
+            i8_pack_b(s, o.b.data(), size_t(c.N), packed.get());
+            for (const I8GemmKernels& kern : host_kernels()) {
+              for (base::ThreadPool* p : {static_cast<base::ThreadPool*>(nullptr), &pool}) {
+                std::vector<float> got(prod.size(), 12345.0f);
+                I8GemmArgs g;
+                g.M = c.M;
+                g.a = o.a.data();
+                g.lda = size_t(c.K);
+                g.a_signed = c.a_signed;
+                g.za = c.za_n ? o.za.data() : nullptr;
+                g.za_n = std::max<int64_t>(c.za_n, 1);
+                g.zb = c.zb_n ? o.zb.data() : nullptr;
+                g.zb_n = std::max<int64_t>(c.zb_n, 1);
+                g.ldc = size_t(c.N);
+                g.scale = scale.data();
+                g.scale_n = scale_n;
+                g.bias = bias_n ? bias.data() : nullptr;
+                g.bias_n = std::max<int64_t>(bias_n, 1);
+                g.bias_first = bias_first;
+                g.relu = relu;
+                g.cf = got.data();
+                i8_gemm(kern, s, packed.get(), g, nullptr, p);
+                ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0)
+                    << kern.name << " " << describe(c) << " scale_n " << scale_n << " bias_n "
+                    << bias_n << " bias_first " << bias_first << " relu " << relu;
+              }
+            }
+          }
+        }
+      }
+    }
   }
 }
 

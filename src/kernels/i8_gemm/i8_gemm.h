@@ -57,6 +57,13 @@ struct I8Tile {
   const int32_t* col_zb = nullptr;
   int32_t* c = nullptr;
   size_t ldc = 0;
+  // The float epilogue (I8GemmArgs::scale): when col_scale is set, the kernel
+  // writes cf (row stride ldc) instead of c. Per column, panels() * 16 entries.
+  const float* col_scale = nullptr;
+  const float* col_bias = nullptr;  // null: no bias
+  bool bias_first = false;
+  bool relu = false;
+  float* cf = nullptr;
 };
 
 using I8GemmUkernel = void (*)(const I8GemmShape& shape, const I8Tile& tile, const uint8_t* packed,
@@ -91,9 +98,24 @@ struct I8GemmArgs {
   int64_t zb_n = 1;
   int32_t* c = nullptr;  // [M, N], row stride ldc
   size_t ldc = 0;
+  // Float epilogue, when `scale` is set: the product is written as float to cf
+  // ([M, N], row stride ldc; c is not used), each element
+  //   y = float(C) * scale[n]              (int32 -> float rounds to nearest)
+  //   y = y + bias[n], or bias[n] + y when bias_first (bias optional)
+  //   y = y < 0 ? 0 : y                    (relu)
+  // in that order, one IEEE operation each: bitwise MatMulInteger -> Cast ->
+  // Mul -> Add -> Relu run apart. scale_n / bias_n are 1 (one value) or N.
+  const float* scale = nullptr;
+  int64_t scale_n = 1;
+  const float* bias = nullptr;
+  int64_t bias_n = 1;
+  bool bias_first = false;
+  bool relu = false;
+  float* cf = nullptr;
 };
 
-// Bytes of scratch i8_gemm needs for M rows (prepared A, row and column terms).
+// Bytes of scratch i8_gemm needs for M rows (prepared A, row and column terms,
+// the epilogue's per-column scale and bias).
 size_t i8_gemm_scratch_bytes(const I8GemmShape& shape, int64_t M);
 
 // C = the product. `scratch` (64-byte aligned, i8_gemm_scratch_bytes) may be

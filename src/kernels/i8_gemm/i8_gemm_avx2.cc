@@ -56,6 +56,12 @@ void tile(const I8GemmShape& s, const I8Tile& t, size_t r0, const uint8_t* panel
     cs[h] = _mm256_sub_epi32(colsum, _mm256_mullo_epi32(kk, zb[h]));
   }
   const size_t cols = size_t(s.N - n0 < kI8Panel ? s.N - n0 : kI8Panel);
+  // The float epilogue (i8_gemm.h): one IEEE operation per step, as the ref's.
+  __m256 scale[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}, bias[2] = {scale[0], scale[1]};
+  for (int h = 0; h < 2; ++h) {
+    if (t.col_scale != nullptr) scale[h] = _mm256_loadu_ps(t.col_scale + n0 + 8 * h);
+    if (t.col_bias != nullptr) bias[h] = _mm256_loadu_ps(t.col_bias + n0 + 8 * h);
+  }
   for (int r = 0; r < R; ++r) {
     const size_t row = r0 + size_t(r);
     const __m256i za = _mm256_set1_epi32(t.row_za[row]);
@@ -64,6 +70,32 @@ void tile(const I8GemmShape& s, const I8Tile& t, size_t r0, const uint8_t* panel
     for (int h = 0; h < 2; ++h) {
       v[h] = _mm256_sub_epi32(v[h], _mm256_mullo_epi32(za, cs[h]));
       v[h] = _mm256_sub_epi32(v[h], _mm256_mullo_epi32(rs, zb[h]));
+    }
+    if (t.col_scale != nullptr) {
+      __m256 y[2];
+      for (int h = 0; h < 2; ++h) {
+        y[h] = _mm256_mul_ps(_mm256_cvtepi32_ps(v[h]), scale[h]);
+        // g++ builds _mm256_mul_ps / _add_ps from plain vector arithmetic, which -mfma
+        // would contract into one FMA (one rounding, not the chain's two): keep them apart.
+        __asm__("" : "+x"(y[h]));
+        if (t.col_bias != nullptr)
+          y[h] = t.bias_first ? _mm256_add_ps(bias[h], y[h]) : _mm256_add_ps(y[h], bias[h]);
+        if (t.relu) {
+          const __m256 zero = _mm256_setzero_ps();
+          y[h] = _mm256_blendv_ps(y[h], zero, _mm256_cmp_ps(y[h], zero, _CMP_LT_OQ));
+        }
+      }
+      float* out = t.cf + row * t.ldc + size_t(n0);
+      if (cols == size_t(kI8Panel)) {
+        _mm256_storeu_ps(out, y[0]);
+        _mm256_storeu_ps(out + 8, y[1]);
+      } else {
+        alignas(32) float tmp[kI8Panel];
+        _mm256_store_ps(tmp, y[0]);
+        _mm256_store_ps(tmp + 8, y[1]);
+        std::memcpy(out, tmp, cols * 4);
+      }
+      continue;
     }
     int32_t* out = t.c + row * t.ldc + size_t(n0);
     if (cols == size_t(kI8Panel)) {

@@ -3,6 +3,11 @@
 // 16 accumulators and 2 B vectors stay in registers. Reached only on hosts
 // with AVX512_VNNI (i8_gemm_select); the _avx512vnni suffix gives this file
 // alone -mavx512vnni.
+// g++-12 warns inside its own avx512fintrin.h (_mm512_undefined_ps, GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <cstring>
@@ -43,12 +48,29 @@ void tile(const I8GemmShape& s, const I8Tile& t, size_t r0, const uint8_t* packe
     const __m512i cs = _mm512_sub_epi32(colsum, _mm512_mullo_epi32(kk, zb));
     const int64_t left = s.N - n0;
     const __mmask16 mask = left >= kI8Panel ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+    // The float epilogue (i8_gemm.h): one IEEE operation per step, as the ref's.
+    __m512 scale = _mm512_setzero_ps(), bias = _mm512_setzero_ps();
+    if (t.col_scale != nullptr) scale = _mm512_loadu_ps(t.col_scale + n0);
+    if (t.col_bias != nullptr) bias = _mm512_loadu_ps(t.col_bias + n0);
     for (int r = 0; r < R; ++r) {
       const size_t row = r0 + size_t(r);
       __m512i v =
           _mm512_sub_epi32(acc[r][q], _mm512_mullo_epi32(_mm512_set1_epi32(t.row_za[row]), cs));
       v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(t.row_sum[row]), zb));
-      _mm512_mask_storeu_epi32(t.c + row * t.ldc + size_t(n0), mask, v);
+      if (t.col_scale == nullptr) {
+        _mm512_mask_storeu_epi32(t.c + row * t.ldc + size_t(n0), mask, v);
+        continue;
+      }
+      __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(v), scale);
+      // g++ builds _mm512_mul_ps / _add_ps from plain vector arithmetic, which -mfma may
+      // contract into one FMA (one rounding, not the chain's two): keep them apart.
+      __asm__("" : "+v"(y));
+      if (t.col_bias != nullptr) y = t.bias_first ? _mm512_add_ps(bias, y) : _mm512_add_ps(y, bias);
+      if (t.relu) {
+        const __m512 zero = _mm512_setzero_ps();
+        y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, zero, _CMP_LT_OQ), y, zero);
+      }
+      _mm512_mask_storeu_ps(t.cf + row * t.ldc + size_t(n0), mask, y);
     }
   }
 }

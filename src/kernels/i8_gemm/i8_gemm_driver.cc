@@ -28,6 +28,8 @@ struct Scratch {
   int32_t* row_za;
   int32_t* row_sum;
   int32_t* col_zb;
+  float* col_scale;
+  float* col_bias;
 };
 
 Scratch carve(const I8GemmShape& s, int64_t M, uint8_t* base) {
@@ -39,6 +41,10 @@ Scratch carve(const I8GemmShape& s, int64_t M, uint8_t* base) {
   out.row_sum = reinterpret_cast<int32_t*>(base);
   base += round64(size_t(M) * 4);
   out.col_zb = reinterpret_cast<int32_t*>(base);
+  base += round64(size_t(s.panels() * kI8Panel) * 4);
+  out.col_scale = reinterpret_cast<float*>(base);
+  base += round64(size_t(s.panels() * kI8Panel) * 4);
+  out.col_bias = reinterpret_cast<float*>(base);
   return out;
 }
 
@@ -81,7 +87,7 @@ I8GemmKernels i8_gemm_select(const device::CpuFeatures& f) {
 size_t i8_gemm_scratch_bytes(const I8GemmShape& s, int64_t M) {
   if (M <= 0) return 0;
   return a_stride(s) * size_t(M) + 2 * round64(size_t(M) * 4) +
-         round64(size_t(s.panels() * kI8Panel) * 4);
+         3 * round64(size_t(s.panels() * kI8Panel) * 4);
 }
 
 void i8_gemm(const I8GemmKernels& kernels, const I8GemmShape& s, const uint8_t* packed,
@@ -100,6 +106,12 @@ void i8_gemm(const I8GemmKernels& kernels, const I8GemmShape& s, const uint8_t* 
   for (int64_t n = 0; n < panels * kI8Panel; ++n) {
     const uint32_t zb = g.zb && n < s.N ? uint32_t(g.zb[g.zb_n == 1 ? 0 : n]) : 0;
     w.col_zb[n] = n < s.N ? int32_t(zb - zb_shift) : 0;
+  }
+  if (g.scale != nullptr) {
+    for (int64_t n = 0; n < panels * kI8Panel; ++n) {
+      w.col_scale[n] = n < s.N ? g.scale[g.scale_n == 1 ? 0 : n] : 0.0f;
+      w.col_bias[n] = g.bias && n < s.N ? g.bias[g.bias_n == 1 ? 0 : n] : 0.0f;
+    }
   }
   const size_t workers = pool ? pool->size() : 1;
   const int64_t row_blocks = (M + kRowBlock - 1) / kRowBlock;
@@ -135,8 +147,16 @@ void i8_gemm(const I8GemmKernels& kernels, const I8GemmShape& s, const uint8_t* 
     t.row_za = w.row_za + m0;
     t.row_sum = w.row_sum + m0;
     t.col_zb = w.col_zb;
-    t.c = g.c + size_t(m0) * g.ldc;
     t.ldc = g.ldc;
+    if (g.scale != nullptr) {
+      t.col_scale = w.col_scale;
+      t.col_bias = g.bias ? w.col_bias : nullptr;
+      t.bias_first = g.bias_first;
+      t.relu = g.relu;
+      t.cf = g.cf + size_t(m0) * g.ldc;
+    } else {
+      t.c = g.c + size_t(m0) * g.ldc;
+    }
     kernels.fn(s, t, packed, p0, p1);
   };
   const size_t tasks = size_t(n_chunks * m_chunks);

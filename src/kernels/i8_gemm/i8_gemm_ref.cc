@@ -29,7 +29,14 @@ void i8_gemm_ref(const I8GemmShape& s, const I8Tile& t, const uint8_t* packed, i
         const uint32_t zb = uint32_t(t.col_zb[n]);
         const uint32_t cs = uint32_t(colsum[j]) - uint32_t(s.K) * zb;
         const uint32_t v = dot - uint32_t(t.row_za[r]) * cs - uint32_t(t.row_sum[r]) * zb;
-        t.c[r * t.ldc + size_t(n)] = int32_t(v);
+        if (t.col_scale == nullptr) {
+          t.c[r * t.ldc + size_t(n)] = int32_t(v);
+          continue;
+        }
+        float y = float(int32_t(v)) * t.col_scale[n];
+        if (t.col_bias != nullptr) y = t.bias_first ? t.col_bias[n] + y : y + t.col_bias[n];
+        if (t.relu) y = y < 0.0f ? 0.0f : y;
+        t.cf[r * t.ldc + size_t(n)] = y;
       }
     }
   }

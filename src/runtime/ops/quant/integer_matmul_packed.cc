@@ -10,6 +10,7 @@
 // products are exact, so the output is bitwise the loops' (mod 2^32).
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "device/cpu_features.h"
@@ -78,9 +79,26 @@ class PackedMatMulInteger final : public Kernel {
       g.zb = zp + d_.za_n;
       g.zb_n = d_.zb_n;
     }
-    g.c = static_cast<int32_t*>(io.out[0]);
     g.ldc = size_t(d_.n);
+    if (ep_) {  // the fused Cast -> Mul [-> Add] [-> Relu] (kernel.h): float out
+      g.scale = static_cast<const float*>(io.in[4]);
+      g.scale_n = ep_->scale_n;
+      g.bias = ep_->bias_n > 0 ? static_cast<const float*>(io.in[5]) : nullptr;
+      g.bias_n = std::max<int64_t>(1, ep_->bias_n);
+      g.bias_first = ep_->bias_first;
+      g.relu = ep_->relu;
+      g.cf = static_cast<float*>(io.out[0]);
+    } else {
+      g.c = static_cast<int32_t*>(io.out[0]);
+    }
     kernels::i8_gemm(kernels_, shape_, packed_.get(), g, ws, io.pool);
+  }
+
+  std::unique_ptr<Kernel> with_float_epilogue(const IntegerMatMulEpilogue& e) const override {
+    if ((e.scale_n != 1 && e.scale_n != d_.n) || (e.bias_n > 1 && e.bias_n != d_.n)) return nullptr;
+    auto k = std::make_unique<PackedMatMulInteger>(*this);  // shares the packed B
+    k->ep_ = e;
+    return k;
   }
 
  private:
@@ -91,6 +109,7 @@ class PackedMatMulInteger final : public Kernel {
   std::shared_ptr<const uint8_t> packed_;
   std::shared_ptr<MemoryReservation> reserved_;
   kernels::I8GemmKernels kernels_;
+  std::optional<IntegerMatMulEpilogue> ep_;  // set: the fused float epilogue
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/vec_math/vec_quant.h"
 #include "runtime/kernel.h"
 #include "runtime/ops/dispatch.h"
 #include "runtime/ops/quant/quant_ops.h"
@@ -166,22 +167,35 @@ Result<std::unique_ptr<Kernel>> build_dynamic_quantize(BuildContext& ctx) {
   ctx.set_output(1, kFloat, {});
   ctx.set_output(2, kUint8, {});
   const int64_t n = checked_numel(x->shape);
-  return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
+  // Vectorised (kernels/vec_math/vec_quant.h), bitwise the scalar definition: the range does
+  // not depend on how it is split, the quantize pass is elementwise.
+  const kernels::vec::QuantKernels& qk = kernels::vec::host_quant_kernels();
+  return std::unique_ptr<Kernel>(new FnKernel([n, &qk](const KernelIO& io) {
     const float* xp = static_cast<const float*>(io.in[0]);
+    const size_t workers = io.pool ? io.pool->size() : 1;
+    const int64_t chunks =
+        workers > 1 ? std::min<int64_t>(int64_t(workers) * 4, (n + kMinChunk - 1) / kMinChunk) : 1;
     float lo = 0, hi = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      lo = std::min(lo, xp[i]);
-      hi = std::max(hi, xp[i]);
+    if (chunks > 1) {
+      std::vector<float> los(size_t(chunks), 0.0f), his(size_t(chunks), 0.0f);
+      io.pool->parallel_for(size_t(chunks), [&](size_t c, size_t) {
+        const int64_t b = n * int64_t(c) / chunks, e = n * int64_t(c + 1) / chunks;
+        qk.minmax(xp + b, size_t(e - b), &los[c], &his[c]);
+      });
+      for (int64_t c = 0; c < chunks; ++c) {  // minps / maxps order, as within a chunk
+        lo = los[size_t(c)] < lo ? los[size_t(c)] : lo;
+        hi = his[size_t(c)] > hi ? his[size_t(c)] : hi;
+      }
+    } else {
+      qk.minmax(xp, size_t(n), &lo, &hi);
     }
-    const float scale = (hi - lo) / 255.0f;
-    const float zpf = scale == 0 ? 0.0f : std::clamp(std::nearbyint(-lo / scale), 0.0f, 255.0f);
+    const kernels::vec::DynamicQuantParams q = kernels::vec::dynamic_quant_params(lo, hi);
     auto* y = static_cast<uint8_t*>(io.out[0]);
-    for (int64_t i = 0; i < n; ++i) {
-      const float q = scale == 0 ? 0.0f : std::nearbyint(xp[i] / scale);
-      y[i] = uint8_t(std::clamp(q + zpf, 0.0f, 255.0f));
-    }
-    *static_cast<float*>(io.out[1]) = scale;
-    *static_cast<uint8_t*>(io.out[2]) = uint8_t(zpf);
+    parallel_range(io.pool, n, kMinChunk, [&](int64_t b, int64_t e) {
+      qk.quantize_u8(xp + b, y + b, size_t(e - b), q.scale, q.zp);
+    });
+    *static_cast<float*>(io.out[1]) = q.scale;
+    *static_cast<uint8_t*>(io.out[2]) = uint8_t(q.zp);
   }));
 }
 
