@@ -146,6 +146,13 @@ Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, Build
     }
   }
   if (native.ok() || half == kUndefined) return native;
+  // An operator with a body (If, Loop, Scan) takes every type natively: its
+  // body declares the types, and widening the inputs would hide a mismatch
+  // between them (a float16 loop-carried value into a float body input).
+  for (const auto& a : ctx.node().attribute()) {
+    if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS)
+      return native;
+  }
 
   // Float descriptions of the inputs; 16-bit constants widened now.
   std::vector<ValueDesc> descs(size_t(ctx.input_count()));
