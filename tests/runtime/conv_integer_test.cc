@@ -112,9 +112,9 @@ TEST(ConvInteger, GemmKernelEqualsLoopsAndOrtBitwise) {
     }
     ++count;
   }
-  EXPECT_EQ(count, 25);
+  EXPECT_EQ(count, 26);
   if (ort) {
-    EXPECT_EQ(ort_count, 22);
+    EXPECT_EQ(ort_count, 23);
   }
 }
 
