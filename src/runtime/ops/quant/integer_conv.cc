@@ -8,8 +8,10 @@
 // taps hold x_zero_point, so they contribute (xz - xz)(w - wz) = 0, as in the
 // loops) runs against it with za = x_zero_point, zb = w_zero_point (per tensor
 // or per output channel); the int32 block is written transposed into NCHW. The
-// products are exact, so it is bitwise the direct loops' (mod 2^32). Other
-// ConvInteger (W a graph input) and QLinearConv run the direct loops.
+// products are exact, so it is bitwise the direct loops' (mod 2^32). With one
+// input channel per group (depthwise) each output plane accumulates its taps
+// directly instead (PlaneConvInteger). Other ConvInteger (W a graph input)
+// and QLinearConv run the direct loops.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -398,6 +400,109 @@ class GemmConvInteger final : public Kernel {
   int64_t cg_ = 0, mg_ = 0, ksz_ = 0, osz_ = 0, isz_ = 0, block_ = 0;
 };
 
+// ConvInteger with a constant W and one input channel per group (depthwise,
+// with or without a channel multiplier): a GEMM of K = kernel taps and N =
+// M / group would waste most of its 16-column panels, so each output plane
+// accumulates its taps directly, a row of output points at a time: the sums
+// of the loops in another order, exact in uint32 (mod 2^32 as the loops').
+class PlaneConvInteger final : public Kernel {
+ public:
+  PlaneConvInteger(const ConvGeom& g, int32_t xt, int32_t wt, bool has_xz, int64_t wzn,
+                   std::vector<int32_t> w, MemoryReservation r)
+      : g_(g),
+        xt_(xt),
+        wt_(wt),
+        has_xz_(has_xz),
+        wzn_(wzn),
+        w_(std::move(w)),
+        reserved_(std::make_shared<MemoryReservation>(std::move(r))) {
+    const size_t lead = 3 - g.in.size();
+    for (size_t d = 0; d < 3; ++d) {
+      const bool real = d >= lead;
+      in_[d] = real ? g.in[d - lead] : 1;
+      k_[d] = real ? g.kernel[d - lead] : 1;
+      out_[d] = real ? g.out[d - lead] : 1;
+      stride_[d] = real ? g.stride[d - lead] : 1;
+      dil_[d] = real ? g.dilation[d - lead] : 1;
+      pad_[d] = real ? g.pad_begin[d - lead] : 0;
+    }
+  }
+
+  void run(const KernelIO& io) const override {
+    const int32_t xz = has_xz_ ? load8(xt_, io.in[2], 0) : 0;
+    const int64_t planes = g_.batch * g_.m;  // dims-lint: ok (the output's dims)
+    auto one = [&](size_t i, size_t) {
+      const int64_t n = int64_t(i) / g_.m, m = int64_t(i) % g_.m;
+      const int32_t zw = wzn_ > 0 ? load8(wt_, io.in[3], wzn_ == 1 ? 0 : m) : 0;
+      const int64_t c = m / (g_.m / g_.group);
+      if (xt_ == kInt8) {
+        plane(static_cast<const int8_t*>(io.in[0]), n, c, m, xz, zw, io);
+      } else {
+        plane(static_cast<const uint8_t*>(io.in[0]), n, c, m, xz, zw, io);
+      }
+    };
+    if (io.pool != nullptr && io.pool->size() > 1 && planes > 1) {
+      io.pool->parallel_for(size_t(planes), one);
+    } else {
+      for (int64_t i = 0; i < planes; ++i) one(size_t(i), 0);
+    }
+  }
+
+ private:
+  template <typename T>
+  void plane(const T* x, int64_t n, int64_t c, int64_t m, int32_t xz, int32_t zw,
+             const KernelIO& io) const {
+    const int64_t ID = in_[0], IH = in_[1], IW = in_[2], KD = k_[0], KH = k_[1], KW = k_[2];
+    const int64_t OD = out_[0], OH = out_[1], OW = out_[2], SW = stride_[2], DW = dil_[2],
+                  PW = pad_[2];
+    const int64_t isz = g_.in_size(), osz = g_.out_size();
+    const T* xp = x + uint64_t(n * g_.c + c) * uint64_t(isz);
+    auto* yp = reinterpret_cast<uint32_t*>(static_cast<int32_t*>(io.out[0]) +
+                                           uint64_t(n * g_.m + m) * uint64_t(osz));
+    const int32_t* wm = w_.data() + uint64_t(m) * uint64_t(KD * KH * KW);
+    std::fill(yp, yp + osz, 0u);
+    for (int64_t od = 0; od < OD; ++od) {
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        uint32_t* yr = yp + uint64_t(od * OH + oh) * uint64_t(OW);
+        for (int64_t a = 0; a < KD; ++a) {
+          const int64_t z = od * stride_[0] - pad_[0] + a * dil_[0];
+          if (z < 0 || z >= ID) continue;  // padding: contributes 0
+          for (int64_t b = 0; b < KH; ++b) {
+            const int64_t yy = oh * stride_[1] - pad_[1] + b * dil_[1];
+            if (yy < 0 || yy >= IH) continue;
+            const T* xr = xp + uint64_t(z * IH + yy) * uint64_t(IW);
+            for (int64_t t = 0; t < KW; ++t) {
+              const uint32_t wv = uint32_t(wm[(a * KH + b) * KW + t] - zw);
+              // The points whose tap lies inside X: 0 <= ow * SW - PW + t * DW < IW.
+              const int64_t off = t * DW - PW;
+              const int64_t lo = off >= 0 ? 0 : (-off + SW - 1) / SW;
+              const int64_t hi = IW - 1 - off >= 0 ? std::min(OW, (IW - 1 - off) / SW + 1) : 0;
+              if (SW == 1) {
+                const T* xs = xr + off;
+                for (int64_t ow = lo; ow < hi; ++ow) {
+                  yr[ow] += uint32_t(int32_t(xs[ow]) - xz) * wv;
+                }
+              } else {
+                for (int64_t ow = lo; ow < hi; ++ow) {
+                  yr[ow] += uint32_t(int32_t(xr[ow * SW + off]) - xz) * wv;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  ConvGeom g_;
+  int32_t xt_, wt_;
+  bool has_xz_;
+  int64_t wzn_;
+  std::vector<int32_t> w_;                       // W widened to int32, [M, kernel taps]
+  std::shared_ptr<MemoryReservation> reserved_;  // w_'s bytes
+  int64_t in_[3], k_[3], out_[3], stride_[3], dil_[3], pad_[3];
+};
+
 // The GEMM kernel for a constant W, or null when W is not constant or a dim is
 // empty (the loops then).
 Result<std::unique_ptr<Kernel>> gemm_conv_integer(const BuildContext& ctx, const ConvGeom& g,
@@ -409,6 +514,15 @@ Result<std::unique_ptr<Kernel>> gemm_conv_integer(const BuildContext& ctx, const
     return std::unique_ptr<Kernel>();
   }
   const int64_t cg = g.c / g.group, mg = g.m / g.group;
+  if (cg == 1) {
+    const int64_t taps = g.m * g.kernel_size();  // dims-lint: ok (W's dims)
+    OP_ASSIGN_OR_RETURN(MemoryReservation r,
+                        reserve_memory(uint64_t(taps) * 4, ctx.where() + ": widened W"));
+    std::vector<int32_t> wv(static_cast<size_t>(taps));
+    for (int64_t i = 0; i < taps; ++i) wv[size_t(i)] = load8(wt, w->data, i);
+    return std::unique_ptr<Kernel>(
+        new PlaneConvInteger(g, xt, wt, has_xz, wzn, std::move(wv), std::move(r)));
+  }
   const kernels::I8GemmShape shape{cg * g.kernel_size(), mg,
                                    wt == kInt8};  // dims-lint: ok (W's dims)
   const uint64_t bytes = GemmConvInteger::packed_bytes(shape, g.group);
