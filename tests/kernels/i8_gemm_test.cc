@@ -236,6 +236,24 @@ TEST(I8Gemm, PackWritesZerosPastKAndN) {
   }
 }
 
+// The transposed source (a conv's W [N, K] as B, row stride ldb >= K) packs
+// the same bytes as its explicit transpose, int8 and uint8.
+TEST(I8Gemm, TransposedSourcePacksLikeTheTranspose) {
+  for (bool b_signed : {true, false}) {
+    const I8GemmShape s{37, 21, b_signed};
+    const size_t ldt = 40;  // padded rows of the [N, K] source
+    std::vector<uint8_t> bt(size_t(s.N) * ldt), b(size_t(s.K * s.N));
+    for (size_t i = 0; i < bt.size(); ++i) bt[i] = uint8_t(i * 37 + 11);
+    for (int64_t k = 0; k < s.K; ++k) {
+      for (int64_t n = 0; n < s.N; ++n) b[size_t(k * s.N + n)] = bt[size_t(n) * ldt + size_t(k)];
+    }
+    std::vector<uint8_t> want(s.packed_bytes()), got(s.packed_bytes(), 0xEE);
+    i8_pack_b(s, b.data(), size_t(s.N), want.data());
+    i8_pack_b(s, bt.data(), ldt, got.data(), /*transposed=*/true);
+    EXPECT_EQ(got, want) << b_signed;
+  }
+}
+
 // The float epilogue (I8GemmArgs::scale): float(C) * scale (+ bias) (Relu) from
 // the naive int32 product, one IEEE operation per step, in the bias's operand
 // order; per-tensor and per-column scale and bias, every kernel, threaded.

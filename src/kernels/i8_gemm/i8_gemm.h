@@ -42,7 +42,11 @@ struct I8GemmShape {
 
 // Writes the packed form of B [K, N] (row stride ldb elements; int8 when
 // shape.b_signed, else uint8) to `out` (packed_bytes(), 64-byte aligned).
-void i8_pack_b(const I8GemmShape& shape, const void* b, size_t ldb, uint8_t* out);
+// With `transposed`, the source is B's transpose [N, K] (row stride ldb): B[k][n]
+// is read at n * ldb + k (a conv's W [M, C * kh * kw] as B); the packed layout is
+// the same.
+void i8_pack_b(const I8GemmShape& shape, const void* b, size_t ldb, uint8_t* out,
+               bool transposed = false);
 
 // One call of a microkernel: rows [0, rows) of prepared A against panels
 // [p0, p1). row_za / row_sum are za' and rowsum(u) per row; col_zb is zb' per

@@ -6,7 +6,7 @@
 
 namespace onnx_prepack::kernels {
 
-void i8_pack_b(const I8GemmShape& s, const void* b, size_t ldb, uint8_t* out) {
+void i8_pack_b(const I8GemmShape& s, const void* b, size_t ldb, uint8_t* out, bool transposed) {
   std::memset(out, 0, s.packed_bytes());
   const auto* bs = static_cast<const int8_t*>(b);
   const auto* bu = static_cast<const uint8_t*>(b);
@@ -18,7 +18,7 @@ void i8_pack_b(const I8GemmShape& s, const void* b, size_t ldb, uint8_t* out) {
       const int64_t n = p * kI8Panel + j;
       if (n >= s.N) break;
       for (int64_t k = 0; k < s.K; ++k) {
-        const size_t i = size_t(k) * ldb + size_t(n);
+        const size_t i = transposed ? size_t(n) * ldb + size_t(k) : size_t(k) * ldb + size_t(n);
         // uint8 B is stored shifted into int8 range; the zero point carries the shift.
         const int32_t v = s.b_signed ? int32_t(bs[i]) : int32_t(bu[i]) - 128;
         panel[size_t(k / 4) * 64 + size_t(j) * 4 + size_t(k % 4)] = uint8_t(int8_t(v));

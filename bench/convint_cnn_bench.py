@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""ConvInteger benchmark: a CNN as onnxruntime's quantize_dynamic writes it, blocks of
+
+  x float -> DynamicQuantizeLinear -> ConvInteger(W uint8 [Co, Ci, 3, 3], pads 1, zero point)
+    -> Cast(float) -> Mul(x_scale * w_scale) -> Add(bias [Co, 1, 1]) -> Relu
+
+over channels 16 -> 32 -> 64 -> 64 -> 32 -> 16 (5 blocks) on 64 x 64 maps (--size), run by
+our CLI (`run --repeat`) and ONNX Runtime (bench/ort_load.js) at each thread count. Every
+measurement is a fresh process; the configurations are interleaved in a shuffled order per
+round; steady-run medians (min-max) are printed as a markdown table. --cli-before adds a
+second build of ours (e.g. the direct loops before the int8 GEMM path).
+
+usage: bench/convint_cnn_bench.py --cli build/src/cli/onnx-prepack [--cli-before OLD_CLI]
+         [--workdir DIR] [--rounds 5] [--runs 10] [--threads 1] [--size 64]
+"""
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHANNELS = [16, 32, 64, 64, 32, 16]
+
+
+def sh(cmd, env=None):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    if r.returncode != 0:
+        sys.exit("failed (%d): %s\n%s" % (r.returncode, " ".join(cmd), r.stderr))
+    return r.stdout
+
+
+def make_model(path, size):
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(1)
+    inits, nodes = [], []
+    x = "x"
+    for i, (ci, co) in enumerate(zip(CHANNELS, CHANNELS[1:])):
+        t = "c%d" % i
+        w = rng.integers(0, 256, size=(co, ci, 3, 3)).astype(np.uint8)
+        inits.extend([numpy_helper.from_array(w, t + "_w"),
+                      numpy_helper.from_array(np.array(128, np.uint8), t + "_wzp"),
+                      numpy_helper.from_array(np.array(0.002, np.float32), t + "_ws"),
+                      numpy_helper.from_array(
+                          (rng.standard_normal((co, 1, 1)) * 0.1).astype(np.float32), t + "_b")])
+        nodes.extend([
+            helper.make_node("DynamicQuantizeLinear", [x], [t + "_q", t + "_s", t + "_z"]),
+            helper.make_node("ConvInteger", [t + "_q", t + "_w", t + "_z", t + "_wzp"],
+                             [t + "_i"], pads=[1, 1, 1, 1]),
+            helper.make_node("Cast", [t + "_i"], [t + "_f"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", [t + "_s", t + "_ws"], [t + "_scale"]),
+            helper.make_node("Mul", [t + "_f", t + "_scale"], [t + "_m"]),
+            helper.make_node("Add", [t + "_m", t + "_b"], [t + "_a"]),
+            helper.make_node("Relu", [t + "_a"], [t + "_y"]),
+        ])
+        x = t + "_y"
+    nodes.append(helper.make_node("Identity", [x], ["y"]))
+    g = helper.make_graph(
+        nodes, "convint_cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, CHANNELS[0], size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, CHANNELS[-1], size, size])],
+        initializer=inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    onnx.save(model, path)
+
+
+def dims(size):
+    return "1x%dx%dx%d" % (CHANNELS[0], size, size)
+
+
+def ours(cli, model, size, threads, runs):
+    j = json.loads(sh([cli, "run", model, "--input", "x=random:" + dims(size), "--threads",
+                       str(threads), "--repeat", str(runs), "--cache", "off", "--json"]))
+    return j["timings_ms"]["steady_run_median"]
+
+
+def ort(model, size, threads, runs):
+    j = json.loads(sh(["node", os.path.join(HERE, "ort_load.js"), model, "x", dims(size),
+                       "--threads", str(threads), "--runs", str(runs)]))
+    return j["steady_median_ms"]
+
+
+def fmt(values):
+    return "%.1f (%.1f-%.1f)" % (statistics.median(values), min(values), max(values))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--cli-before")
+    ap.add_argument("--workdir", default="/tmp/onnx-prepack-convint-bench")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--runs-before", type=int, default=2)
+    ap.add_argument("--threads", default="1")
+    ap.add_argument("--size", type=int, default=64)
+    a = ap.parse_args()
+    os.makedirs(a.workdir, exist_ok=True)
+    model = os.path.join(a.workdir, "convint_cnn_%d.onnx" % a.size)
+    if not os.path.exists(model):
+        make_model(model, a.size)
+    macs = sum(ci * co * 9 for ci, co in zip(CHANNELS, CHANNELS[1:])) * a.size * a.size
+    print("quantize_dynamic CNN: %s, %d ConvInteger 3x3 on %dx%d maps (%.0f M MACs), "
+          "%d rounds, %d steady runs each\n" % (dims(a.size), len(CHANNELS) - 1, a.size, a.size,
+                                               macs / 1e6, a.rounds, a.runs))
+    head = "| threads | ours steady (ms) | ORT steady (ms) | ours / ORT |"
+    if a.cli_before:
+        head += " ours before (ms) |"
+    print(head)
+    print("|---|---|---|---|" + ("---|" if a.cli_before else ""))
+    for t in (int(v) for v in a.threads.split(",")):
+        configs = {"ours": lambda: ours(a.cli, model, a.size, t, a.runs),
+                   "ort": lambda: ort(model, a.size, t, a.runs)}
+        if a.cli_before:
+            configs["before"] = lambda: ours(a.cli_before, model, a.size, t, a.runs_before)
+        results = {k: [] for k in configs}
+        for _ in range(a.rounds):
+            order = list(configs)
+            random.shuffle(order)
+            for k in order:
+                results[k].append(configs[k]())
+        ratio = statistics.median(results["ours"]) / statistics.median(results["ort"])
+        row = "| %d | %s | %s | %.2f |" % (t, fmt(results["ours"]), fmt(results["ort"]), ratio)
+        if a.cli_before:
+            row += " %s |" % fmt(results["before"])
+        print(row)
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
