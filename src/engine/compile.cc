@@ -111,10 +111,11 @@ int constant_nodes(const onnx::GraphProto& g) {
 }
 
 // Weights no family packs yet that users expect packed, so that compile says
-// so instead of writing nothing silently: FLOAT16 MatMul/Gemm/Conv weights
-// (the runtime computes such nodes on a widened copy that no pack can feed)
-// and weights of nodes inside If/Loop/Scan bodies (compiled entries address
-// main-graph initializers only; docs/decisions.md).
+// so instead of writing nothing silently: FLOAT16 weights no family takes
+// (LSTM, GRU, RNN: the runtime computes such nodes on a widened copy; FLOAT16
+// MatMul/Gemm B and Conv/ConvTranspose W have _f16 formats) and weights of
+// nodes inside If/Loop/Scan bodies (compiled entries address main-graph
+// initializers only; docs/decisions.md).
 void unpacked_weights(const format::Model& model, std::vector<SkippedWeight>& out) {
   static const std::set<std::string> kOps = {"MatMul",        "Gemm",        "Conv",
                                              "ConvTranspose", "LSTM",        "GRU",
@@ -131,7 +132,9 @@ void unpacked_weights(const format::Model& model, std::vector<SkippedWeight>& ou
     }
     if (sn.shadowed->count(w)) return;  // a value the body computes or takes in
     const onnx::TensorProto* t = model.find_initializer(w);
-    if (t != nullptr && t->data_type() == onnx::TensorProto::FLOAT16) {
+    if (t != nullptr && t->data_type() == onnx::TensorProto::FLOAT16 &&
+        pack::family_for(n, 1, t->data_type(),
+                         std::vector<int64_t>(t->dims().begin(), t->dims().end())) == nullptr) {
       out.push_back({w, "", n.op_type(),
                      "FLOAT16 weight: not packed (the runtime computes FLOAT16 nodes on a widened "
                      "copy)"});

@@ -2,7 +2,8 @@
 // blocked, depthwise or transposed layouts of conv_filter_format.h. A consumer
 // at a level reads every block height whose microkernel runs there (m14 and
 // m6 on AVX-512: the Conv kernel picks the microkernel by the filter's rows);
-// a miss packs the rows of the level's own microkernel.
+// a miss packs the rows of the level's own microkernel. FLOAT16 filters have
+// formats of their own (_f16): the same f32 payload, widened exactly.
 #include <string>
 #include <vector>
 
@@ -35,8 +36,8 @@ class ConvFilterFamily final : public PackFamily {
     const bool op = node.op_type() == "Conv" || node.op_type() == "ConvTranspose";
     const int64_t group = group_of(node);
     return op && (node.domain().empty() || node.domain() == "ai.onnx") && input == 1 &&
-           data_type == onnx::TensorProto::FLOAT && dims.size() >= 3 && dims.size() <= 5 &&
-           group > 0 && dims[0] % group == 0;
+           (data_type == onnx::TensorProto::FLOAT || data_type == onnx::TensorProto::FLOAT16) &&
+           dims.size() >= 3 && dims.size() <= 5 && group > 0 && dims[0] % group == 0;
   }
   std::string label(const WeightUse& use) const override {
     return std::string(transposed(*use.node) ? "conv_transpose" : "conv") + " group " +
@@ -46,8 +47,8 @@ class ConvFilterFamily final : public PackFamily {
 
   std::vector<FormatInfo> accepted(const WeightUse& use, device::IsaLevel level) const override {
     std::vector<FormatInfo> out;
-    for (const ConvFilterFormat* f :
-         conv_filter_formats_for(use.dims, group_of(*use.node), level, transposed(*use.node)))
+    for (const ConvFilterFormat* f : conv_filter_formats_for(use.dims, group_of(*use.node), level,
+                                                             transposed(*use.node), use.data_type))
       out.push_back(info(*f));
     return out;
   }
@@ -57,7 +58,8 @@ class ConvFilterFamily final : public PackFamily {
     const int64_t group = group_of(*use.node);
     const size_t mr =
         !t && conv_filter_is_depthwise(use.dims, group) ? 0 : kernels::conv_gemm_kernel(level)->mr;
-    const ConvFilterFormat* f = conv_filter_format_for_rows(use.dims, group, mr, level, t);
+    const ConvFilterFormat* f =
+        conv_filter_format_for_rows(use.dims, group, mr, level, t, use.data_type);
     if (f == nullptr) return std::nullopt;
     return info(*f);
   }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/vec_math/vec_half.h"
 #include "pack/function_builder.h"
 
 namespace onnx_prepack::pack {
@@ -18,9 +19,26 @@ constexpr ConvFilterFormat kFormats[] = {
     {"f32_conv_dw_avx2", "1", "x86_64-avx2-fma", device::IsaLevel::kAvx2, 0},
     {"f32_deconv_filter_m14", "1", "x86_64-avx512f", device::IsaLevel::kAvx512, 14, true},
     {"f32_deconv_filter_m6", "1", "x86_64-avx2-fma", device::IsaLevel::kAvx2, 6, true},
+    // FLOAT16 sources, widened exactly: the same payloads as the six above.
+    {"f32_conv_filter_m14_f16", "1", "x86_64-avx512f", device::IsaLevel::kAvx512, 14, false,
+     onnx::TensorProto::FLOAT16},
+    {"f32_conv_filter_m6_f16", "1", "x86_64-avx2-fma", device::IsaLevel::kAvx2, 6, false,
+     onnx::TensorProto::FLOAT16},
+    {"f32_conv_dw_avx512_f16", "1", "x86_64-avx512f", device::IsaLevel::kAvx512, 0, false,
+     onnx::TensorProto::FLOAT16},
+    {"f32_conv_dw_avx2_f16", "1", "x86_64-avx2-fma", device::IsaLevel::kAvx2, 0, false,
+     onnx::TensorProto::FLOAT16},
+    {"f32_deconv_filter_m14_f16", "1", "x86_64-avx512f", device::IsaLevel::kAvx512, 14, true,
+     onnx::TensorProto::FLOAT16},
+    {"f32_deconv_filter_m6_f16", "1", "x86_64-avx2-fma", device::IsaLevel::kAvx2, 6, true,
+     onnx::TensorProto::FLOAT16},
 };
-constexpr const ConvFilterFormat* kOrder[] = {&kFormats[0], &kFormats[1], &kFormats[2],
-                                              &kFormats[3], &kFormats[4], &kFormats[5]};
+constexpr const ConvFilterFormat* kOrder[] = {
+    &kFormats[0], &kFormats[1], &kFormats[2], &kFormats[3], &kFormats[4],  &kFormats[5],
+    &kFormats[6], &kFormats[7], &kFormats[8], &kFormats[9], &kFormats[10], &kFormats[11]};
+
+bool is_f16(int32_t t) { return t == onnx::TensorProto::FLOAT16; }
+const char* type_name(int32_t t) { return is_f16(t) ? "FLOAT16" : "FLOAT"; }
 
 onnx::TypeProto leaf(int32_t elem) {
   onnx::TypeProto t;
@@ -69,10 +87,12 @@ onnx::FunctionProto decoder(const ConvFilterFormat& f) {
   auto* op = fn.add_opset_import();
   op->set_domain("");
   op->set_version(13);
+  const bool f16 = is_f16(f.source_type);
+  const std::string w = f16 ? "w_f32" : "w";  // FLOAT16: Cast back to the source type
   if (f.mr == 0) {
     fn.add_input("taps");
     fn.add_input("shape");
-    node(fn, "Reshape", {"taps", "shape"}, "w");
+    node(fn, "Reshape", {"taps", "shape"}, w);
     typed(fn, "taps", onnx::TensorProto::FLOAT);
   } else {
     fn.add_input("blocks");
@@ -98,16 +118,17 @@ onnx::FunctionProto decoder(const ConvFilterFormat& f) {
     ax2->set_i(1);
     if (f.transposed) {  // rows [G, Mg * taps, C/group] -> [G, C/group, Mg * taps] -> W
       ints_attr(node(fn, "Transpose", {"group_rows"}, "group_cols"), "perm", {0, 2, 1});
-      node(fn, "Reshape", {"group_cols", "shape"}, "w");
+      node(fn, "Reshape", {"group_cols", "shape"}, w);
     } else {
-      node(fn, "Reshape", {"group_rows", "shape"}, "w");
+      node(fn, "Reshape", {"group_rows", "shape"}, w);
     }
     typed(fn, "blocks", onnx::TensorProto::FLOAT);
     typed(fn, "tail", onnx::TensorProto::FLOAT);
   }
+  if (f16) fn::int_attr(node(fn, "Cast", {w}, "w"), "to", onnx::TensorProto::FLOAT16);
   fn.add_output("w");
   typed(fn, "shape", onnx::TensorProto::INT64);
-  typed(fn, "w", onnx::TensorProto::FLOAT);
+  typed(fn, "w", f.source_type);
   return fn;
 }
 
@@ -145,9 +166,9 @@ size_t ConvFilterSource::k() const {
 Result<ConvFilterSource> conv_filter_source(std::span<const uint8_t> bytes, int32_t type,
                                             std::span<const int64_t> dims, int64_t group,
                                             bool transposed) {
-  if (type != onnx::TensorProto::FLOAT) {
+  if (type != onnx::TensorProto::FLOAT && type != onnx::TensorProto::FLOAT16) {
     return invalid_argument("conv filter source: element type " + std::to_string(type) +
-                            " is not FLOAT");
+                            " is not FLOAT or FLOAT16");
   }
   if (dims.size() < 3 || dims.size() > 5) {
     return invalid_argument("conv filter source: rank " + std::to_string(dims.size()) +
@@ -167,13 +188,15 @@ Result<ConvFilterSource> conv_filter_source(std::span<const uint8_t> bytes, int3
                             " does not divide " + std::to_string(dims[0]) +
                             (transposed ? " input channels" : " output channels"));
   }
-  if (bytes.size() != count * 4) {
+  const uint64_t esize = is_f16(type) ? 2 : 4;
+  if (bytes.size() != count * esize) {
     return invalid_argument("conv filter source: " + std::to_string(bytes.size()) +
-                            " bytes for dims " + dims_string(dims) + ", expected " +
-                            std::to_string(count * 4));
+                            " bytes for dims " + dims_string(dims) + " of " + type_name(type) +
+                            ", expected " + std::to_string(count * esize));
   }
   ConvFilterSource s;
   s.bytes = bytes;
+  s.type = type;
   s.dims.assign(dims.begin(), dims.end());
   s.group = group;
   s.transposed = transposed;
@@ -186,23 +209,25 @@ bool conv_filter_is_depthwise(std::span<const int64_t> dims, int64_t group) {
 
 std::vector<const ConvFilterFormat*> conv_filter_formats_for(std::span<const int64_t> dims,
                                                              int64_t group, device::IsaLevel level,
-                                                             bool transposed) {
+                                                             bool transposed, int32_t source_type) {
   const bool dw = !transposed && conv_filter_is_depthwise(dims, group);
   std::vector<const ConvFilterFormat*> out;
   for (const ConvFilterFormat* f : kOrder) {
-    if (f->transposed == transposed && (f->mr == 0) == dw && f->isa <= level) out.push_back(f);
+    if (f->transposed == transposed && (f->mr == 0) == dw && f->isa <= level &&
+        f->source_type == source_type)
+      out.push_back(f);
   }
   return out;
 }
 
 const ConvFilterFormat* conv_filter_format_for_rows(std::span<const int64_t> dims, int64_t group,
                                                     size_t mr, device::IsaLevel level,
-                                                    bool transposed) {
+                                                    bool transposed, int32_t source_type) {
   const bool dw = !transposed && conv_filter_is_depthwise(dims, group);
   if (dw != (mr == 0)) return nullptr;
   const ConvFilterFormat* fallback = nullptr;
   for (const ConvFilterFormat* f : kOrder) {
-    if (f->mr != mr || f->transposed != transposed) continue;
+    if (f->mr != mr || f->transposed != transposed || f->source_type != source_type) continue;
     if (f->isa <= level) return f;
     if (fallback == nullptr || f->isa < fallback->isa) fallback = f;
   }
@@ -224,7 +249,7 @@ onnx::StructTypeProto conv_filter_struct_type(const ConvFilterFormat& f) {
   onnx::StructTypeProto t;
   t.set_name(std::string(f.name));
   add_meta(t, "format_version", std::string(f.version));
-  add_meta(t, "source_type", "FLOAT");
+  add_meta(t, "source_type", type_name(f.source_type));
   add_meta(t, "architecture", std::string(f.architecture));
   auto* fields = t.mutable_structure();
   if (f.mr == 0) {
@@ -264,6 +289,8 @@ onnx::StructTypeProto conv_filter_struct_type(const ConvFilterFormat& f) {
               f.transposed ? "the filter's dims [C, M/group, k...]"
                            : "the filter's dims [M, C/group, k...]");
   }
+  if (is_f16(f.source_type))
+    t.set_doc_string(t.doc_string() + " The source is FLOAT16, widened exactly to f32.");
   *t.mutable_decoder() = decoder(f);
   return t;
 }
@@ -276,8 +303,12 @@ Status conv_filter_pack(const ConvFilterFormat& f, const ConvFilterSource& s,
                             std::to_string(out.size()) + " bytes, needs " + std::to_string(need));
   }
   if (reinterpret_cast<uintptr_t>(out.data()) % 4 != 0 ||
-      reinterpret_cast<uintptr_t>(s.bytes.data()) % 4 != 0) {
+      reinterpret_cast<uintptr_t>(s.bytes.data()) % (is_f16(s.type) ? 2 : 4) != 0) {
     return invalid_argument("pack '" + std::string(f.name) + "': misaligned buffer");
+  }
+  if (s.type != f.source_type) {
+    return invalid_argument("pack '" + std::string(f.name) + "': source is " + type_name(s.type) +
+                            ", format needs " + type_name(f.source_type));
   }
   if (f.transposed != s.transposed) {
     return invalid_argument(
@@ -289,9 +320,17 @@ Status conv_filter_pack(const ConvFilterFormat& f, const ConvFilterSource& s,
                             " with group " + std::to_string(s.group) +
                             (f.mr == 0 ? " is not depthwise" : " is depthwise"));
   }
-  const float* w = reinterpret_cast<const float*>(s.bytes.data());
   float* dst = reinterpret_cast<float*>(out.data());
   const size_t K = s.k(), M = s.m();
+  // A FLOAT16 source is widened exactly (the runtime's half conversion) and
+  // packed as the float filter holding those values.
+  std::vector<float> widened;
+  if (is_f16(s.type)) {
+    widened.resize(M * K);
+    kernels::vec::host_half_convert().f16_to_f32(reinterpret_cast<const uint16_t*>(s.bytes.data()),
+                                                 widened.data(), M * K);
+  }
+  const float* w = is_f16(s.type) ? widened.data() : reinterpret_cast<const float*>(s.bytes.data());
   if (f.mr == 0) {
     std::memcpy(dst, w, M * K * 4);
   } else if (f.transposed) {
@@ -342,8 +381,8 @@ Status conv_filter_check_entry(const ConvFilterFormat& f, const onnx::StructType
   s.dims = sd;
   s.group = group;
   s.transposed = f.transposed;
-  if (source_type != onnx::TensorProto::FLOAT || sd.size() < 3 || sd.size() > 5 || count == 0 ||
-      group <= 0 || sd[0] % group != 0) {
+  if (source_type != f.source_type || sd.size() < 3 || sd.size() > 5 || count == 0 || group <= 0 ||
+      sd[0] % group != 0) {
     return invalid_argument("format '" + std::string(f.name) + "' does not fit source " +
                             dims_string(sd));
   }

@@ -1,5 +1,6 @@
 // Persisted formats of a Conv filter (docs/formats.md, "Conv filters"). A
-// FLOAT filter W [M, C/group, k...] (rank 3 to 5) of a node with `group`:
+// FLOAT (or FLOAT16, the _f16 formats) filter W [M, C/group, k...] (rank 3 to 5) of a node with
+// `group`:
 //
 // - blocked, `mr` rows (f32_conv_filter_m14 for AVX-512, _m6 for AVX2): per
 //   group, the Mg = M / group output channels in blocks of mr, each block K =
@@ -38,17 +39,23 @@ struct ConvFilterFormat {
   device::IsaLevel isa;
   uint32_t mr;              // rows per block; 0 = depthwise taps
   bool transposed = false;  // a ConvTranspose filter [C, M/group, k...]
+  // The source's element type: FLOAT, or FLOAT16 widened exactly when packed
+  // (the payload is the same f32 layout; only the decoder's Cast and the
+  // source_type metadata differ).
+  int32_t source_type = onnx::TensorProto::FLOAT;
 };
 
 // Best first: blocked AVX-512, blocked AVX2, depthwise AVX-512, depthwise AVX2,
-// transposed AVX-512, transposed AVX2.
+// transposed AVX-512, transposed AVX2; then the same six for FLOAT16 sources
+// (names ending in _f16).
 std::span<const ConvFilterFormat* const> conv_filter_formats();
 const ConvFilterFormat* find_conv_filter_format(std::string_view name);
 
 // A filter to pack: its dims and the node's group.
 struct ConvFilterSource {
-  std::span<const uint8_t> bytes;  // FLOAT, canonical raw content
-  std::vector<int64_t> dims;       // Conv [M, C/group, k...]; ConvTranspose [C, M/group, k...]
+  std::span<const uint8_t> bytes;  // FLOAT or FLOAT16, canonical raw content
+  int32_t type = onnx::TensorProto::FLOAT;
+  std::vector<int64_t> dims;  // Conv [M, C/group, k...]; ConvTranspose [C, M/group, k...]
   int64_t group = 1;
   bool transposed = false;  // a ConvTranspose filter
   // The blocked operand's rows (all groups) and row length: Conv M and
@@ -67,15 +74,16 @@ bool conv_filter_is_depthwise(std::span<const int64_t> dims, int64_t group);
 
 // Formats that can pack this filter (blocked, depthwise or transposed by its
 // shape and node), whose kernel runs natively at `level` (all of them at kAvx512), best first.
-std::vector<const ConvFilterFormat*> conv_filter_formats_for(std::span<const int64_t> dims,
-                                                             int64_t group, device::IsaLevel level,
-                                                             bool transposed = false);
+std::vector<const ConvFilterFormat*> conv_filter_formats_for(
+    std::span<const int64_t> dims, int64_t group, device::IsaLevel level, bool transposed = false,
+    int32_t source_type = onnx::TensorProto::FLOAT);
 // What the runtime packs into on a miss: the format whose rows are `mr` (the
 // host kernel's; 0 = depthwise) native at `level` (else the least demanding
 // one of those rows); nullptr when none fits the filter.
 const ConvFilterFormat* conv_filter_format_for_rows(std::span<const int64_t> dims, int64_t group,
                                                     size_t mr, device::IsaLevel level,
-                                                    bool transposed = false);
+                                                    bool transposed = false,
+                                                    int32_t source_type = onnx::TensorProto::FLOAT);
 
 // Dimension parameters: blocked {groups, full_blocks, k, tail_rows, rank},
 // depthwise {channels, taps, rank}.

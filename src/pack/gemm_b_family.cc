@@ -34,10 +34,11 @@ class GemmBFamily final : public PackFamily {
   bool eligible(const onnx::NodeProto& node, int input, int32_t data_type,
                 std::span<const int64_t> dims) const override {
     const bool op = node.op_type() == "MatMul" || node.op_type() == "Gemm";
-    // FLOAT16 B: the runtime computes such graphs on a widened copy that is no
-    // initializer, so a pack would never be read (docs/decisions.md).
+    // FLOAT16 B: the _f16 formats, the same f32 panels of the exactly widened
+    // values, read by the float kernel the half adapter runs (docs/decisions.md).
     return op && (node.domain().empty() || node.domain() == "ai.onnx") && input == 1 &&
-           dims.size() == 2 && data_type == onnx::TensorProto::FLOAT;
+           dims.size() == 2 &&
+           (data_type == onnx::TensorProto::FLOAT || data_type == onnx::TensorProto::FLOAT16);
   }
   std::string label(const WeightUse& use) const override {
     return layout_of(*use.node) == PackSourceLayout::kKN ? "kn" : "nk";

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/vec_math/vec_half.h"
+#include "pack/pack_family.h"
 #include "runtime/op_signature.h"
 #include "runtime/ops/dispatch.h"
 
@@ -176,8 +177,17 @@ Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, Build
       } else {
         ins.push_back({i, d.dtype, shape_numel(d.shape)});
       }
+      // A FLOAT16 initializer in a pack family's weight position (MatMul/Gemm
+      // B, Conv/ConvTranspose W) stays an initializer of model type FLOAT16:
+      // the float builder's prepare_weight binds to the model's FLOAT16 tensor
+      // (its digest, the _f16 formats; a miss packs its values) and the float
+      // kernel reads the pack, the f32 layout of the exactly widened values.
+      // Any other widened copy has no prepared (packed) weight.
+      const bool weight = d.is_initializer && d.value != nullptr && d.dtype == kFloat16 &&
+                          pack::family_for(ctx.node(), i, d.dtype, d.shape) != nullptr;
+      if (weight) d.model_dtype = kFloat16;
       d.dtype = kFloat;
-      d.is_initializer = false;  // a widened copy: no prepared (packed) weight for it
+      d.is_initializer = weight;
     }
     ptrs[size_t(i)] = &d;
   }

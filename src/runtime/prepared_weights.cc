@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 
+#include "kernels/vec_math/vec_half.h"
 #include "pack/pack_family.h"
 
 namespace onnx_prepack::runtime {
@@ -96,9 +97,21 @@ Result<PreparedPack> ResolvedWeights::prepare_pack(const WeightRequest& r) {
     d.reason = std::string(resolve::miss_reason_id(res.reason));
     d.detail = res.detail;
     std::optional<pack::FormatInfo> f = family->miss_format(use, level_);
-    // The family's pack reads the value's bytes (the session's constant).
-    pack::ContentFn content = [&value](const std::string&) -> Result<std::span<const uint8_t>> {
-      return std::span<const uint8_t>(static_cast<const uint8_t*>(value.data), value.nbytes());
+    // The family's pack reads the value's bytes (the session's constant). A
+    // FLOAT16 weight the half adapter holds widened (model type FLOAT16, a
+    // float value) is narrowed back: exact, fp16 -> fp32 -> fp16 gives the
+    // model's bits (a NaN quieted, which widens to the same float), so the
+    // pack is that of the model's FLOAT16 tensor.
+    std::vector<uint16_t> narrowed;
+    std::span<const uint8_t> source(static_cast<const uint8_t*>(value.data), value.nbytes());
+    if (use.data_type == onnx::TensorProto::FLOAT16 && value.dtype == kFloat) {
+      narrowed.resize(size_t(value.numel()));
+      kernels::vec::host_half_convert().f32_to_f16(static_cast<const float*>(value.data),
+                                                   narrowed.data(), narrowed.size());
+      source = {reinterpret_cast<const uint8_t*>(narrowed.data()), narrowed.size() * 2};
+    }
+    pack::ContentFn content = [source](const std::string&) -> Result<std::span<const uint8_t>> {
+      return source;
     };
     Result<pack::PackPlan> plan =
         f ? family->plan(use, *f, content, pool_)
@@ -118,7 +131,7 @@ Result<PreparedPack> ResolvedWeights::prepare_pack(const WeightRequest& r) {
     if (!fill) return internal_error("weight '" + r.source + "': no pack function");
     OP_RETURN_IF_ERROR(fill(dst).with_context("weight '" + r.source + "'"));
     d.pack_ms = ms_since(t1);
-    d.bytes_packed = value.nbytes();
+    d.bytes_packed = source.size();
     d.format = std::string(f->name);
     out.format = d.format;
     out.bytes = dst;

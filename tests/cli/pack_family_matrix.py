@@ -275,25 +275,40 @@ class Matrix:
         self.float16_case()
 
     def float16_case(self):
-        # FLOAT16 weights: no entry is written (none would be read), compile
-        # says why for each, and explain and run agree (no decision for them).
+        # FLOAT16 weights: an entry of an _f16 format each (the f32 layout of the
+        # exactly widened values), explain and run agree, a compiled run hits them
+        # where a target's kernels run, and outputs are bitwise equal to the
+        # source model's (misses packed from FLOAT16) and to --weights plain at
+        # every capped level (tests/cli/float16_weights.py covers every position).
         src = os.path.join(self.tmp, "f16.onnx")
         onnx.save(float16_model(), src)
-        out = os.path.join(self.tmp, "f16.compiled.onnx")
-        comp = json.loads(self.run(["compile", src, "-o", out, "--json"]).stdout)
-        text = self.run(["compile", src, "-o", out + ".2.onnx"]).stdout
-        self.cases += 1
-        skipped = {s["name"]: s["reason"] for s in comp["skipped"]}
-        if comp["entries"] != 0 or "FLOAT16" not in skipped.get("wc16", "") or \
-                "FLOAT16" not in skipped.get("wm16", "") or "FLOAT16" not in text:
-            self.fail(f"float16 compile: {comp} {text!r}")
-        explain = json.loads(self.run(["explain", out, "--json"]).stdout)
-        doc, hit = self.outputs(out, None, "f16-compiled")
-        _, plain = self.outputs(src, None, "f16-source")
-        ex = {(w["name"], w["decision"]) for w in explain["weights"]}
-        rn = {(w["name"], w["decision"]) for w in doc["weights"]}
-        if ex != rn or hit != plain:
-            self.fail(f"float16: explain {ex} != run {rn}, or outputs differ")
+        for targets in TARGETS:
+            tag = "f16-" + "+".join(targets)
+            out = os.path.join(self.tmp, tag + ".onnx")
+            args = ["compile", src, "-o", out, "--json"]
+            for t in targets:
+                args += ["--target", t]
+            comp = json.loads(self.run(args).stdout)
+            skipped = {s["name"] for s in comp["skipped"]}
+            if comp["entries"] < 2 or skipped & {"wc16", "wm16"}:
+                self.fail(f"{tag} compile: {comp}")
+                continue
+            for isa in ISAS:
+                self.cases += 1
+                explain = json.loads(self.run(["explain", out, "--json"], isa).stdout)
+                doc, hit = self.outputs(out, isa, f"{tag}-{isa}-compiled")
+                _, miss = self.outputs(src, isa, f"{tag}-{isa}-source")
+                _, plain = self.outputs(src, isa, f"{tag}-{isa}-plain", ["--weights", "plain"])
+                ex = {(w["name"], w["decision"], w["reason"] or "") for w in explain["weights"]}
+                rn = {(w["name"], w["decision"], w["reason"] or "") for w in doc["weights"]}
+                names = {w["name"] for w in doc["weights"]}
+                formats = {w["format"] for w in doc["weights"] if w["decision"] == "hit"}
+                if ex != rn or names != {"wc16", "wm16"} or hit != miss or hit != plain or \
+                        not all(f.endswith("_f16") for f in formats):
+                    self.fail(f"float16 {tag} {isa}: explain {sorted(ex)} != run {sorted(rn)}, "
+                              f"formats {formats}, or outputs differ")
+                else:
+                    print(f"ok float16 {tag}-{isa}: {doc['totals']['hits']} hits")
 
     def subgraph_case(self):
         # Main-graph weights read inside If bodies: entries, hits in both

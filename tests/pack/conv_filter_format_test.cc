@@ -13,6 +13,7 @@
 
 #include "decoder_in_ort.h"
 #include "kernels/f32_conv/f32_conv.h"
+#include "kernels/vec_math/vec_half.h"
 #include "testing/test_models.h"
 #include "types/codec.h"
 #include "types/struct_type.h"
@@ -186,9 +187,99 @@ TEST_P(ConvFilterFormatTest, DecoderRunsInOnnxRuntime) {
   }
 }
 
+std::vector<const ConvFilterFormat*> formats_of(int32_t source_type) {
+  std::vector<const ConvFilterFormat*> out;
+  for (const ConvFilterFormat* f : conv_filter_formats()) {
+    if (f->source_type == source_type) out.push_back(f);
+  }
+  return out;
+}
+
+// The FLOAT formats; the FLOAT16 ones are checked against them below.
 INSTANTIATE_TEST_SUITE_P(AllFormats, ConvFilterFormatTest,
-                         ::testing::ValuesIn(conv_filter_formats()),
+                         ::testing::ValuesIn(formats_of(onnx::TensorProto::FLOAT)),
                          [](const auto& info) { return std::string(info.param->name); });
+
+// Finite FLOAT16 bits (normal and subnormal, both signs).
+std::vector<uint16_t> halves(size_t n, uint32_t seed) {
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 7;
+  std::vector<uint16_t> out(n);
+  for (uint16_t& h : out) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    const uint32_t r = uint32_t(x >> 33);
+    h = uint16_t(((r & 1) << 15) | (((r >> 1) % 31) << 10) | ((r >> 6) & 0x3ff));
+  }
+  return out;
+}
+
+// A FLOAT16 filter packs, in its _f16 format, to the bytes of the FLOAT
+// filter holding the exactly widened values in the FLOAT twin; the type says
+// FLOAT16, entries of the other source type are refused, and the decoder,
+// run by ONNX Runtime, gives the FLOAT16 filter back bit for bit.
+TEST(ConvFilterFormats, Float16SourcesShareTheFloatPayload) {
+  const auto f16 = formats_of(onnx::TensorProto::FLOAT16);
+  ASSERT_EQ(f16.size(), formats_of(onnx::TensorProto::FLOAT).size());
+  const std::string ort_dir = testing_support::ort_dir();
+  testing::TempDir dir;
+  for (const ConvFilterFormat* f : f16) {
+    const std::string name(f->name);
+    ASSERT_EQ(name.substr(name.size() - 4), "_f16");
+    const ConvFilterFormat* twin = find_conv_filter_format(name.substr(0, name.size() - 4));
+    ASSERT_NE(twin, nullptr) << name;
+    EXPECT_EQ(twin->mr, f->mr);
+    EXPECT_EQ(twin->transposed, f->transposed);
+    EXPECT_EQ(twin->architecture, f->architecture);
+    const onnx::StructTypeProto t = conv_filter_struct_type(*f);
+    bool says_f16 = false;
+    for (const auto& e : t.metadata_props())
+      says_f16 = says_f16 || (e.key() == "source_type" && e.value() == "FLOAT16");
+    EXPECT_TRUE(says_f16) << name;
+    for (const Shape& s : shapes_for(*f)) {
+      const auto h = halves(count(s), 5);
+      std::vector<float> w(h.size());
+      for (size_t i = 0; i < h.size(); ++i) w[i] = kernels::vec::half_to_float(h[i]);
+      std::span<const uint8_t> hb(reinterpret_cast<const uint8_t*>(h.data()), h.size() * 2);
+      auto src = conv_filter_source(hb, onnx::TensorProto::FLOAT16, s.dims, s.group, f->transposed);
+      ASSERT_TRUE(src.ok()) << src.status().message();
+      std::vector<uint8_t> got(conv_filter_payload_bytes(*f, *src), 0xAB);
+      ASSERT_TRUE(conv_filter_pack(*f, *src, got).ok());
+      EXPECT_EQ(got, pack_of(*twin, w, s)) << name;
+      // A FLOAT16 source does not pack into the FLOAT format, nor the reverse.
+      EXPECT_FALSE(conv_filter_pack(*twin, *src, got).ok());
+      const auto dims = conv_filter_dims(*f, *src);
+      EXPECT_TRUE(
+          conv_filter_check_entry(*f, t, dims, onnx::TensorProto::FLOAT16, s.dims, s.group).ok());
+      EXPECT_FALSE(
+          conv_filter_check_entry(*f, t, dims, onnx::TensorProto::FLOAT, s.dims, s.group).ok());
+      types::Catalogue none;
+      auto bits = types::struct_type_bits(none, t, dims);
+      ASSERT_TRUE(bits.ok()) << bits.status().message();
+      EXPECT_EQ(*bits, got.size() * 8);
+      if (!std::filesystem::exists(ort_dir)) continue;
+      auto leaves = types::read_leaves(none, t, dims, got);
+      ASSERT_TRUE(leaves.ok()) << leaves.status().message();
+      const std::string dec = testing_support::run_decoder_in_ort(
+          t.decoder(), *leaves, 13, onnx::TensorProto::FLOAT16, dir, name);
+      ASSERT_EQ(dec.size(), h.size() * 2) << name;
+      EXPECT_EQ(0, std::memcmp(dec.data(), h.data(), dec.size())) << name;
+    }
+  }
+  // Selection follows the source type.
+  const std::vector<int64_t> dw{32, 1, 3, 3}, blocked{32, 16, 3, 3};
+  EXPECT_EQ(conv_filter_formats_for(blocked, 1, device::IsaLevel::kAvx512, false,
+                                    onnx::TensorProto::FLOAT16)
+                .front()
+                ->name,
+            "f32_conv_filter_m14_f16");
+  EXPECT_EQ(conv_filter_format_for_rows(dw, 32, 0, device::IsaLevel::kAvx2, false,
+                                        onnx::TensorProto::FLOAT16)
+                ->name,
+            "f32_conv_dw_avx2_f16");
+  EXPECT_EQ(conv_filter_format_for_rows(blocked, 1, 6, device::IsaLevel::kAvx2, true,
+                                        onnx::TensorProto::FLOAT16)
+                ->name,
+            "f32_deconv_filter_m6_f16");
+}
 
 TEST(ConvFilterFormats, ChosenByShapeAndHost) {
   const std::vector<int64_t> dw{32, 1, 3, 3}, blocked{32, 16, 3, 3};
