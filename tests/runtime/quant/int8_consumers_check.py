@@ -13,7 +13,8 @@ b_zero_point, bias or not, 2-D and 3-D A, odd sizes). Checks
   loops:    QLinearMatMul with B constant (packed kernel) bitwise the same model
             with B a graph input (the loops)
   compile:  `compile` writes one entry per B, `run --json` hits it, the output
-            is bitwise the uncompiled run's
+            is bitwise the uncompiled run's, also with the kernels capped at
+            ref and avx2 (ONNX_PREPACK_MAX_ISA)
 
 usage: int8_consumers_check.py CLI WORK_DIR [--no-ort]
 Prints one line per case and a summary; exits 1 on any failure.
@@ -216,6 +217,11 @@ def main():
             fails.append(f"{name}: compiled run weights {ws}")
         if y.tobytes() != yc.tobytes():
             fails.append(f"{name}: compiled != uncompiled")
+        # Every kernel reads the one format: capped hosts hit the entry, same bits.
+        for isa in ("ref", "avx2"):
+            yi, doc, log = run_cli(f"env ONNX_PREPACK_MAX_ISA={isa} {o.cli}", cpath, feeds, d, isa)
+            if yi is None or y.tobytes() != yi.tobytes():
+                fails.append(f"{name}: {isa} compiled run differs {log[-300:]}")
         print(f"{name} ok")
     print(f"float outputs vs ORT: {floats}, bitwise {bitwise}, max relative {max_rel:g}")
     print(f"no onnxruntime kernel (ORT part skipped): {' '.join(no_kernel) or '-'}")
