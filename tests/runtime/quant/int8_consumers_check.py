@@ -94,7 +94,9 @@ def cases(rng):
                                 TensorProto.FLOAT))
     i = 0
     for bt in (np.int8, np.uint8):
-        for a_shape, k, n in (((5, 37), 37, 19), ((2, 3, 70), 70, 33), ((4,), 4, 3)):
+        # (3, 100, 210): A over several quantize chunks (the split range, threads)
+        for a_shape, k, n in (((5, 37), 37, 19), ((2, 3, 70), 70, 33), ((4,), 4, 3),
+                              ((3, 100, 210), 210, 40)):
             for variant in range(3):
                 i += 1
                 a = rng.standard_normal(a_shape).astype(np.float32) * 2
@@ -195,6 +197,11 @@ def main():
                         fails.append(f"{name}: ORT relative difference {rel:g}")
                 elif not np.array_equal(y, want):
                     fails.append(f"{name}: ORT differs in {int(np.sum(y != want))} elements")
+        if op == "DynamicQuantizeMatMul":  # the split range and quantize pass: any thread count
+            for t in (1, 4):
+                yt_, _, log = run_cli(o.cli, path, feeds, d, f"t{t}", f"--threads {t}")
+                if yt_ is None or yt_.tobytes() != y.tobytes():
+                    fails.append(f"{name}: --threads {t} differs {log[-300:]}")
         if op == "QLinearMatMul":  # B a graph input: the loops
             lm, lfeeds = make_model(op, domain, ins, consts, yt, const_b=False)
             lpath = f"{d}/loops.onnx"

@@ -27,6 +27,7 @@
 #include "kernels/vec_math/vec_quant.h"
 #include "runtime/kernel.h"
 #include "runtime/memory_account.h"
+#include "runtime/ops/dispatch.h"
 #include "runtime/ops/quant/quant_ops.h"
 
 namespace onnx_prepack::runtime {
@@ -39,6 +40,28 @@ bool is_8bit(int32_t t) { return t == kInt8 || t == kUint8; }
 int32_t load8(bool is_signed, const void* p, int64_t i) {
   return is_signed ? int32_t(static_cast<const int8_t*>(p)[i])
                    : int32_t(static_cast<const uint8_t*>(p)[i]);
+}
+
+// DynamicQuantizeLinear's range of x[0, n) (linear_quant.cc's split): chunks reduced apart then
+// combined in the minps / maxps order, the same values whatever the split (vec_quant.h).
+void dynamic_range(const kernels::vec::QuantKernels& qk, const float* x, int64_t n,
+                   base::ThreadPool* pool, float* lo, float* hi) {
+  const size_t workers = pool ? pool->size() : 1;
+  const int64_t chunks =
+      workers > 1 ? std::min<int64_t>(int64_t(workers) * 4, (n + kMinChunk - 1) / kMinChunk) : 1;
+  if (chunks <= 1) {
+    qk.minmax(x, size_t(n), lo, hi);
+    return;
+  }
+  std::vector<float> los(size_t(chunks), 0.0f), his(size_t(chunks), 0.0f);
+  pool->parallel_for(size_t(chunks), [&](size_t c, size_t) {
+    const int64_t b = n * int64_t(c) / chunks, e = n * int64_t(c + 1) / chunks;
+    qk.minmax(x + b, size_t(e - b), &los[c], &his[c]);
+  });
+  for (int64_t c = 0; c < chunks; ++c) {
+    *lo = los[size_t(c)] < *lo ? los[size_t(c)] : *lo;
+    *hi = his[size_t(c)] > *hi ? his[size_t(c)] : *hi;
+  }
 }
 
 enum class Op { kToFloat, kDynamic, kQLinear };
@@ -102,11 +125,13 @@ class PackedIntegerGemm final : public Kernel {
       const float* x = static_cast<const float*>(io.in[0]);
       const size_t count = size_t(d_.rows * d_.k);
       float lo = 0, hi = 0;
-      qk.minmax(x, count, &lo, &hi);
+      dynamic_range(qk, x, int64_t(count), io.pool, &lo, &hi);
       const kernels::vec::DynamicQuantParams q = kernels::vec::dynamic_quant_params(lo, hi);
       auto* aq = p;
       p += round64(count);
-      qk.quantize_u8(x, aq, count, q.scale, q.zp);
+      parallel_range(io.pool, int64_t(count), kMinChunk, [&](int64_t b, int64_t e) {
+        qk.quantize_u8(x + b, aq + b, size_t(e - b), q.scale, q.zp);
+      });
       g.a = aq;
       g.a_signed = false;
       a_scale = hi == lo ? 1.0f : q.scale;  // onnxruntime's scale of an empty range
