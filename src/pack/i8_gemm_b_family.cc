@@ -1,13 +1,10 @@
-// The integer GEMM B pack family: B (input 1) of ONNX MatMulInteger, an int8
-// or uint8 2-D initializer, as the panels of kernels/i8_gemm
-// (i8_gemm_b_format.h). Every kernel, the portable one included, reads the
-// one format of each source type. The pack depends on B alone: the zero
-// points (inputs 2, 3) and A's type are applied at run time, so the entries
-// carry no lineage and all consumers of one B share one entry.
-//
-// Not eligible: QLinearMatMul's b (the runtime computes it with loops that
-// read the source, so no entry would be read) and com.microsoft
-// MatMulIntegerToFloat / DynamicQuantizeMatMul (no runtime operator).
+// The integer GEMM B pack family: B of ONNX MatMulInteger (input 1) and
+// QLinearMatMul (input 3, b) and of com.microsoft MatMulIntegerToFloat and
+// DynamicQuantizeMatMul (input 1), an int8 or uint8 2-D initializer, as the
+// panels of kernels/i8_gemm (i8_gemm_b_format.h). Every kernel, the portable one included, reads
+// the one format of each source type. The pack depends on B alone: the zero points, scales and A's
+// type are applied at run time, so the entries carry no lineage and all consumers of one B share
+// one entry.
 #include <string>
 #include <vector>
 
@@ -30,9 +27,12 @@ class I8GemmBFamily final : public PackFamily {
 
   bool eligible(const onnx::NodeProto& node, int input, int32_t data_type,
                 std::span<const int64_t> dims) const override {
-    return node.op_type() == "MatMulInteger" &&
-           (node.domain().empty() || node.domain() == "ai.onnx") && input == 1 &&
-           dims.size() == 2 && i8_gemm_b_format(data_type) != nullptr;
+    if (dims.size() != 2 || i8_gemm_b_format(data_type) == nullptr) return false;
+    const bool onnx = node.domain().empty() || node.domain() == "ai.onnx";
+    const std::string& op = node.op_type();
+    if (onnx) return (op == "MatMulInteger" && input == 1) || (op == "QLinearMatMul" && input == 3);
+    return node.domain() == "com.microsoft" && input == 1 &&
+           (op == "MatMulIntegerToFloat" || op == "DynamicQuantizeMatMul");
   }
   std::string label(const WeightUse&) const override { return "kn"; }
   std::span<const FormatInfo> formats() const override { return formats_; }

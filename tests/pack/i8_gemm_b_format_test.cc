@@ -262,8 +262,17 @@ TEST(I8GemmBFamily, EligibleFormatsAndPlan) {
   EXPECT_FALSE(family->eligible(mmi, 3, kInt8, {}));   // b_zero_point
   EXPECT_FALSE(family->eligible(mmi, 1, kInt8, d3));   // a batched B: the loops read it
   EXPECT_FALSE(family->eligible(mmi, 1, onnx::TensorProto::INT32, d2));
-  EXPECT_FALSE(family->eligible(node("QLinearMatMul"), 3, kInt8, d2));
-  EXPECT_FALSE(family->eligible(node("MatMulIntegerToFloat", "com.microsoft"), 1, kInt8, d2));
+  // The other consumers of the packed kernels (issue 19): QLinearMatMul's b,
+  // com.microsoft MatMulIntegerToFloat's and DynamicQuantizeMatMul's B.
+  EXPECT_EQ(family_for(node("QLinearMatMul"), 3, kInt8, d2), family);
+  EXPECT_EQ(family_for(node("QLinearMatMul"), 3, kUint8, d2), family);
+  EXPECT_FALSE(family->eligible(node("QLinearMatMul"), 0, kUint8, d2));  // a
+  EXPECT_FALSE(family->eligible(node("QLinearMatMul"), 3, kInt8, d3));
+  EXPECT_EQ(family_for(node("MatMulIntegerToFloat", "com.microsoft"), 1, kInt8, d2), family);
+  EXPECT_EQ(family_for(node("DynamicQuantizeMatMul", "com.microsoft"), 1, kUint8, d2), family);
+  EXPECT_FALSE(family->eligible(node("MatMulIntegerToFloat", "com.microsoft"), 0, kUint8, d2));
+  EXPECT_FALSE(family->eligible(node("MatMulIntegerToFloat"), 1, kInt8, d2));  // not ONNX's
+  EXPECT_FALSE(family->eligible(node("QLinearMatMul", "com.microsoft"), 3, kInt8, d2));
   EXPECT_FALSE(family->eligible(node("MatMulInteger", "com.microsoft"), 1, kInt8, d2));
 
   FormatInfo fi;

@@ -151,6 +151,11 @@ Result<std::unique_ptr<Kernel>> build_qlmm(BuildContext& ctx) {
   const int64_t bsn = checked_numel(ctx.input(4).shape), bzn = checked_numel(ctx.input(5).shape);
   const int32_t at = a.dtype, bt = b.dtype, yt = ctx.input(7).dtype;
   ctx.set_output(0, yt, p.out);
+  // A constant 2-D b: the int32 product on the packed int8 GEMM (exact, so bitwise these
+  // loops' acc), then this requantize loop's expression (integer_matmul_float.cc).
+  if (ctx.input_value(3) != nullptr && b.shape.size() == 2) {
+    return build_packed_qlinear_matmul(ctx, asn, azn, bsn, bzn);
+  }
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
     std::vector<int32_t> acc;
     integer_products(p, at, io.in[0], io.in[2], azn, bt, io.in[3], io.in[5], bzn, acc);

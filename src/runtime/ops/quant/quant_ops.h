@@ -51,6 +51,16 @@ struct PackedI8B {
 Result<PackedI8B> packed_i8_b(const BuildContext& ctx, int index,
                               const kernels::I8GemmShape& shape);
 Result<std::unique_ptr<Kernel>> build_qlinear_matmul(BuildContext& ctx);
+// QLinearMatMul with a constant 2-D b on the packed int8 GEMM, requantized as the loops do
+// (integer_matmul_float.cc); the inputs are checked, the counts are those of a_scale,
+// a_zero_point, b_scale, b_zero_point (1, or M / N).
+Result<std::unique_ptr<Kernel>> build_packed_qlinear_matmul(BuildContext& ctx, int64_t as_n,
+                                                            int64_t za_n, int64_t bs_n,
+                                                            int64_t zb_n);
+// com.microsoft MatMulIntegerToFloat and DynamicQuantizeMatMul, B a constant 2-D
+// int8/uint8 (integer_matmul_float.cc).
+Result<std::unique_ptr<Kernel>> build_matmul_integer_to_float(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_dynamic_quantize_matmul(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_conv_integer(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_qlinear_conv(BuildContext& ctx);
 

@@ -15,6 +15,8 @@ constexpr OpEntry kOps[] = {
     {"ConvInteger", build_conv_integer},
     {"QLinearConv", build_qlinear_conv},
     {"MatMulNBits", build_matmul_nbits, "com.microsoft"},
+    {"MatMulIntegerToFloat", build_matmul_integer_to_float, "com.microsoft"},
+    {"DynamicQuantizeMatMul", build_dynamic_quantize_matmul, "com.microsoft"},
 };
 
 }  // namespace
