@@ -24,13 +24,13 @@ from onnx import numpy_helper
 RNG = np.random.default_rng(11)
 
 
-def weight(name, shape):
-    return numpy_helper.from_array(RNG.standard_normal(shape).astype(np.float32), name)
+def weight(name, shape, dtype=np.float32):
+    return numpy_helper.from_array(RNG.standard_normal(shape).astype(dtype), name)
 
 
-def model(nodes, x_shape, y_shape, inits, domains=()):
-    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, x_shape)],
-                     [h.make_tensor_value_info("y", T.FLOAT, y_shape)], inits)
+def model(nodes, x_shape, y_shape, inits, domains=(), elem=T.FLOAT):
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", elem, x_shape)],
+                     [h.make_tensor_value_info("y", elem, y_shape)], inits)
     ops = [h.make_opsetid("", 17)] + [h.make_opsetid(d, 1) for d in domains]
     m = h.make_model(g, opset_imports=ops)
     m.ir_version = 8
@@ -65,7 +65,7 @@ def matmul_integer(b_type):
     return model(nodes, [4, k], [4, n], [b, s])
 
 
-# name -> (model, the prefix of the format its entries must have)
+# name -> (model, the prefix of the format its entries must have, or a glob with '*')
 def family_models():
     return {
         "gemm_b_kn": (model([h.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [4, 48],
@@ -87,6 +87,13 @@ def family_models():
         "matmul_nbits8": (nbits(8), "q8_gemm_b_"),
         "matmul_integer_s8": (matmul_integer(np.int8), "i8_gemm_b_"),
         "matmul_integer_u8": (matmul_integer(np.uint8), "u8_gemm_b_"),
+        # FLOAT16 weights: the float panels of the widened values, in the _f16 formats.
+        "gemm_b_kn_f16": (model([h.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [4, 48],
+                                [4, 40], [weight("w", [48, 40], np.float16)], elem=T.FLOAT16),
+                          "f32_gemm_b_*_f16"),
+        "conv_f16": (model([h.make_node("Conv", ["x", "w"], ["y"], name="conv", pads=[1, 1, 1, 1])],
+                           [1, 3, 10, 10], [1, 16, 10, 10], [weight("w", [16, 3, 3, 3], np.float16)],
+                           elem=T.FLOAT16), "f32_conv_filter_*_f16"),
     }
 
 

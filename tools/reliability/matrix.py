@@ -13,6 +13,7 @@ or fail where it fails). Prints per class: cases, crashes, wrong outputs,
 hangs; exits 1 when any is non-zero.
 """
 import argparse
+import fnmatch
 import os
 import random
 import shutil
@@ -217,7 +218,8 @@ def family_classes(cli, tally, rng, n, work):
             rc, text = run([cli, "run", os.path.join(pristine, "c.onnx"), "--json", "--input",
                             "x=random", "--memo-dir", memo])
             hits = json.loads(text[text.index(b"{"):])["totals"]["hits"] if rc == 0 else 0
-        if err or not formats or not all(f.startswith(prefix) for f in formats) or not hits:
+        pattern = prefix if "*" in prefix else prefix + "*"
+        if err or not formats or not all(fnmatch.fnmatch(f, pattern) for f in formats) or not hits:
             for policy in ("full", "memo"):
                 tally.add(label("", policy), wrong=True,
                           note=f"{name}: no {prefix}* entries hit: {err or formats}, {hits} hits")
