@@ -199,7 +199,15 @@ Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, Build
   auto built = op.build(fctx);
   // An attribute of the wrong type is reported where it was read: in fctx.
   if (!fctx.attr_status().ok()) return fctx.attr_status();
-  if (!built.ok() || !fctx.aliases().empty()) return native;  // the native error says why
+  if (!fctx.aliases().empty()) return native;  // the native error says why
+  // Both builds fail: the native error names the 16-bit type, the float one
+  // what else is wrong with the node (an attribute value), so both are told.
+  if (!built.ok()) {
+    if (built.status().message() == native.status().message()) return native;
+    return Status(
+        native.status().code(),
+        native.status().message() + " (and built through float: " + built.status().message() + ")");
+  }
 
   std::vector<Slot> outs;
   for (int o = 0; o < fctx.output_count(); ++o) {
