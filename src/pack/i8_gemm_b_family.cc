@@ -5,6 +5,12 @@
 // the one format of each source type. The pack depends on B alone: the zero points, scales and A's
 // type are applied at run time, so the entries carry no lineage and all consumers of one B share
 // one entry.
+//
+// The same panels also hold ConvInteger's constant W [M, C, k...] (input 1,
+// attribute group 1, C > 1: depthwise and grouped W stay kernel-owned at run
+// time) as B [C * prod(kernel), M], in the i8_conv_w formats: the panels, then
+// W's dims for the decoder. A W is never 2-D, so the source's rank tells the
+// two uses apart.
 #include <string>
 #include <vector>
 
@@ -18,27 +24,45 @@ FormatInfo info(const I8GemmBFormat& f) {
   return {f.name, f.version, f.architecture, device::IsaLevel::kRef};
 }
 
+bool is_conv_w(const WeightUse& use) { return use.dims.size() >= 3; }
+
+int64_t group_of(const onnx::NodeProto& node) {
+  for (const auto& a : node.attribute()) {
+    if (a.name() == "group") return a.i();
+  }
+  return 1;
+}
+
 class I8GemmBFamily final : public PackFamily {
  public:
   I8GemmBFamily() {
     for (const I8GemmBFormat* f : i8_gemm_b_formats()) formats_.push_back(info(*f));
+    for (const I8GemmBFormat* f : i8_conv_w_formats()) formats_.push_back(info(*f));
   }
   std::string_view name() const override { return "i8_gemm_b"; }
 
   bool eligible(const onnx::NodeProto& node, int input, int32_t data_type,
                 std::span<const int64_t> dims) const override {
-    if (dims.size() != 2 || i8_gemm_b_format(data_type) == nullptr) return false;
+    if (i8_gemm_b_format(data_type) == nullptr) return false;
     const bool onnx = node.domain().empty() || node.domain() == "ai.onnx";
     const std::string& op = node.op_type();
+    if (onnx && op == "ConvInteger" && input == 1) {
+      // The runtime's GEMM path: one group, more than one input channel.
+      return dims.size() >= 3 && dims[1] > 1 && group_of(node) == 1;
+    }
+    if (dims.size() != 2) return false;
     if (onnx) return (op == "MatMulInteger" && input == 1) || (op == "QLinearMatMul" && input == 3);
     return node.domain() == "com.microsoft" && input == 1 &&
            (op == "MatMulIntegerToFloat" || op == "DynamicQuantizeMatMul");
   }
-  std::string label(const WeightUse&) const override { return "kn"; }
+  std::string label(const WeightUse& use) const override {
+    return is_conv_w(use) ? "conv_nk" : "kn";
+  }
   std::span<const FormatInfo> formats() const override { return formats_; }
 
   std::vector<FormatInfo> accepted(const WeightUse& use, device::IsaLevel) const override {
-    const I8GemmBFormat* f = i8_gemm_b_format(use.data_type);
+    const I8GemmBFormat* f =
+        is_conv_w(use) ? i8_conv_w_format(use.data_type) : i8_gemm_b_format(use.data_type);
     if (f == nullptr) return {};
     return {info(*f)};
   }
@@ -50,6 +74,7 @@ class I8GemmBFamily final : public PackFamily {
   }
   Result<PackPlan> plan(const WeightUse& use, const FormatInfo& format, const ContentFn& content,
                         base::ThreadPool*) const override {
+    if (is_conv_w(use)) return plan_conv_w(use, format, content);
     const I8GemmBFormat* f = find_i8_gemm_b_format(format.name);
     if (f == nullptr || f->source_type != use.data_type) {
       return invalid_argument("'" + std::string(format.name) + "' does not hold this B's type");
@@ -67,15 +92,42 @@ class I8GemmBFamily final : public PackFamily {
   Status check_entry(const WeightUse& use, const FormatInfo& format,
                      const onnx::StructTypeProto& type,
                      std::span<const uint64_t> dims) const override {
+    if (is_conv_w(use)) {
+      const I8GemmBFormat* f = find_i8_conv_w_format(format.name);
+      if (f == nullptr)
+        return invalid_argument("'" + std::string(format.name) + "' is not a ConvInteger W format");
+      return i8_conv_w_check_entry(*f, type, dims, use.data_type, use.dims);
+    }
     const I8GemmBFormat* f = find_i8_gemm_b_format(format.name);
     if (f == nullptr)
       return invalid_argument("'" + std::string(format.name) + "' is not an integer GEMM B format");
     return i8_gemm_b_check_entry(*f, type, dims, use.data_type, use.dims);
   }
-  // One entry per B (its first consumer): the pack does not depend on the consumer.
-  std::string use_key(const WeightUse&) const override { return ""; }
+  // One entry per B or W (its first consumer): the pack does not depend on the consumer.
+  std::string use_key(const WeightUse& use) const override {
+    return is_conv_w(use) ? "conv_nk" : "";
+  }
 
  private:
+  static Result<PackPlan> plan_conv_w(const WeightUse& use, const FormatInfo& format,
+                                      const ContentFn& content) {
+    const I8GemmBFormat* f = find_i8_conv_w_format(format.name);
+    if (f == nullptr || f->source_type != use.data_type) {
+      return invalid_argument("'" + std::string(format.name) + "' does not hold this W's type");
+    }
+    OP_ASSIGN_OR_RETURN(kernels::I8GemmShape shape, i8_conv_w_shape(use.data_type, use.dims));
+    OP_ASSIGN_OR_RETURN(std::span<const uint8_t> bytes, content(use.source));
+    PackPlan p;
+    p.format = format;
+    p.type = i8_conv_w_struct_type(*f);
+    p.dims = i8_conv_w_dims(shape, use.dims.size());
+    p.payload_bytes = i8_conv_w_payload_bytes(shape, use.dims.size());
+    p.pack = [shape, bytes, dims = use.dims](std::span<uint8_t> out) {
+      return i8_conv_w_pack(shape, bytes, dims, out);
+    };
+    return p;
+  }
+
   std::vector<FormatInfo> formats_;
 };
 

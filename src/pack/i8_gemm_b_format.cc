@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <string>
 
 #include "pack/function_builder.h"
@@ -81,6 +82,60 @@ onnx::FunctionProto i8_gemm_b_decoder(const I8GemmBFormat& f) {
   fn::typed(d, "panels_codes", onnx::TensorProto::INT8);
   fn::typed(d, "panels_column_sums", onnx::TensorProto::INT32);
   fn::typed(d, "b", f.source_type);
+  return d;
+}
+
+// Leaves panels_codes INT8 [panels, k_groups, 16, 4], panels_column_sums and
+// shape INT64 [rank] -> W of the source type: codes[p][g][j][r] is W[16p + j]
+// flattened at 4g + r, so [p, j, g, r] is W [M, K] with its padding, sliced to
+// [M, K] and reshaped to W's dims. The column sums are not read.
+onnx::FunctionProto i8_conv_w_decoder(const I8GemmBFormat& f) {
+  using fn::node;
+  const bool is_signed = f.source_type == onnx::TensorProto::INT8;
+  onnx::FunctionProto d;
+  d.set_name("decode_" + std::string(f.name));
+  d.set_domain("onnx_prepack.decoders");
+  auto* op = d.add_opset_import();
+  op->set_domain("");
+  op->set_version(13);
+  d.add_input("panels_codes");
+  d.add_input("panels_column_sums");
+  d.add_input("shape");
+  fn::ints_attr(node(d, "Transpose", {"panels_codes"}, "n_major"), "perm", {0, 2, 1, 3});
+  node(d, "Shape", {"panels_codes"}, "codes_shape");
+  fn::constant_ints(d, "zero", {0});
+  fn::constant_ints(d, "one", {1});
+  fn::constant_ints(d, "two", {2});
+  fn::constant_ints(d, "max", {int64_t(1) << 62});
+  node(d, "Slice", {"codes_shape", "zero", "one"}, "panels");
+  node(d, "Slice", {"codes_shape", "one", "two"}, "k_groups");
+  fn::constant_ints(d, "sixteen", {16});
+  fn::constant_ints(d, "four", {4});
+  node(d, "Mul", {"panels", "sixteen"}, "rows");
+  node(d, "Mul", {"k_groups", "four"}, "cols");
+  fn::int_attr(node(d, "Concat", {"rows", "cols"}, "padded_shape"), "axis", 0);
+  node(d, "Reshape", {"n_major", "padded_shape"}, "padded");
+  // M = shape[0], K = prod(shape[1..]).
+  node(d, "Slice", {"shape", "zero", "one"}, "m");
+  node(d, "Slice", {"shape", "one", "max"}, "rest");
+  auto* prod = node(d, "ReduceProd", {"rest"}, "k");
+  fn::int_attr(prod, "keepdims", 1);
+  fn::int_attr(node(d, "Concat", {"m", "k"}, "ends"), "axis", 0);
+  fn::constant_ints(d, "starts", {0, 0});
+  const std::string w = is_signed ? "w" : "stored";
+  node(d, "Slice", {"padded", "starts", "ends"}, "rows_k");
+  node(d, "Reshape", {"rows_k", "shape"}, w);
+  if (!is_signed) {  // stored w - 128
+    fn::int_attr(node(d, "Cast", {"stored"}, "wide"), "to", onnx::TensorProto::INT64);
+    fn::constant_ints(d, "shift", {128});
+    node(d, "Add", {"wide", "shift"}, "unshifted");
+    fn::int_attr(node(d, "Cast", {"unshifted"}, "w"), "to", onnx::TensorProto::UINT8);
+  }
+  d.add_output("w");
+  fn::typed(d, "panels_codes", onnx::TensorProto::INT8);
+  fn::typed(d, "panels_column_sums", onnx::TensorProto::INT32);
+  fn::typed(d, "shape", onnx::TensorProto::INT64);
+  fn::typed(d, "w", f.source_type);
   return d;
 }
 
@@ -219,6 +274,133 @@ Status i8_gemm_b_pack(const kernels::I8GemmShape& s, std::span<const uint8_t> b,
     return invalid_argument("pack output size differs from the format's");
   }
   kernels::i8_pack_b(s, b.data(), size_t(s.N), out.data());
+  return ok_status();
+}
+
+const I8GemmBFormat kI8ConvWPanel16 = {"i8_conv_w_panel16", "1", "x86_64", onnx::TensorProto::INT8};
+const I8GemmBFormat kU8ConvWPanel16 = {"u8_conv_w_panel16", "1", "x86_64",
+                                       onnx::TensorProto::UINT8};
+
+std::span<const I8GemmBFormat* const> i8_conv_w_formats() {
+  static const I8GemmBFormat* const kAll[] = {&kI8ConvWPanel16, &kU8ConvWPanel16};
+  return kAll;
+}
+
+const I8GemmBFormat* i8_conv_w_format(int32_t source_type) {
+  for (const I8GemmBFormat* f : i8_conv_w_formats()) {
+    if (f->source_type == source_type) return f;
+  }
+  return nullptr;
+}
+
+const I8GemmBFormat* find_i8_conv_w_format(std::string_view name) {
+  for (const I8GemmBFormat* f : i8_conv_w_formats()) {
+    if (f->name == name) return f;
+  }
+  return nullptr;
+}
+
+Result<kernels::I8GemmShape> i8_conv_w_shape(int32_t source_type, std::span<const int64_t> dims) {
+  if (i8_conv_w_format(source_type) == nullptr) return invalid_argument("W must be int8 or uint8");
+  if (dims.size() < 3 || dims.size() > 8) return invalid_argument("W must be of rank 3 to 8");
+  constexpr int64_t kMax = int64_t(1) << 40;
+  int64_t k = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0 || dims[i] > kMax) return invalid_argument("W's dims are out of range");
+    if (dims[i] == 0) return invalid_argument("empty weight: nothing to pack");
+    if (i > 0) {
+      if (k > kMax / dims[i]) return invalid_argument("W's dims are out of range");
+      k *= dims[i];
+    }
+  }
+  return i8_gemm_b_shape(source_type, std::vector<int64_t>{k, dims[0]});
+}
+
+std::vector<uint64_t> i8_conv_w_dims(const kernels::I8GemmShape& s, size_t rank) {
+  return {uint64_t(s.panels()), uint64_t(s.k_groups()), uint64_t(rank)};
+}
+
+uint64_t i8_conv_w_payload_bytes(const kernels::I8GemmShape& s, size_t rank) {
+  return s.packed_bytes() + uint64_t(rank) * 8;
+}
+
+onnx::StructTypeProto i8_conv_w_struct_type(const I8GemmBFormat& f) {
+  const bool is_signed = f.source_type == onnx::TensorProto::INT8;
+  const I8GemmBFormat* b = i8_gemm_b_format(f.source_type);
+  const onnx::StructTypeProto panels = i8_gemm_b_struct_type(*b);
+  onnx::StructTypeProto t;
+  t.set_name(std::string(f.name));
+  t.set_doc_string(
+      std::string("ConvInteger (group 1) ") + type_word(f.source_type) +
+      " W [M, C, k...] as the integer GEMM B [K, N] (K = C * prod(kernel), N = M) of " +
+      std::string(b->name) + ": per panel of 16 output channels, k_groups = ceil(K / 4) groups " +
+      "of 16 channels x 4 k (byte 4j + r of group g: channel 16p + j, flattened index 4g + r of " +
+      "its filter) as int8 " + (is_signed ? "W" : "W - 128") +
+      ", then 16 int32 sums of those int8 values; rows past K and channels past M are 0. Then "
+      "W's dims. Bound to W alone (no lineage).");
+  add_meta(t, "format_version", std::string(f.version));
+  add_meta(t, "source_type", type_word(f.source_type));
+  add_meta(t, "stored", is_signed ? "w" : "w - 128");
+  add_meta(t, "panel_width", "16");
+  add_meta(t, "k_group", "4");
+  add_meta(t, "lineage_roles", "");
+  add_meta(t, "lineage_attrs", "");
+  for (const char* p : {"panels", "k_groups", "rank"}) t.add_dims_param(p);
+  *t.mutable_structure()->add_field() = panels.structure().field(0);
+  auto* shape = t.mutable_structure()->add_field();
+  shape->set_name("shape");
+  *shape->mutable_type() = array_of(leaf(onnx::TensorProto::INT64), 2);
+  shape->set_doc_string("W's dims [M, C, k...]");
+  *t.mutable_decoder() = i8_conv_w_decoder(f);
+  return t;
+}
+
+Status i8_conv_w_check_entry(const I8GemmBFormat& f, const onnx::StructTypeProto& type,
+                             std::span<const uint64_t> dims, int32_t source_type,
+                             std::span<const int64_t> source_dims) {
+  if (type.name() != f.name) {
+    return invalid_argument("format '" + type.name() + "' is not '" + std::string(f.name) + "'");
+  }
+  std::string version, stored_type;
+  for (const auto& e : type.metadata_props()) {
+    if (e.key() == "format_version") version = e.value();
+    if (e.key() == "source_type") stored_type = e.value();
+  }
+  if (version != f.version) {
+    return invalid_argument("format '" + std::string(f.name) + "' version '" + version +
+                            "', this build reads '" + std::string(f.version) + "'");
+  }
+  if (source_type != f.source_type || stored_type != type_word(f.source_type)) {
+    return invalid_argument("format '" + std::string(f.name) + "' holds " +
+                            type_word(f.source_type) + " W, this W is " +
+                            (i8_conv_w_format(source_type) ? type_word(source_type) : "neither"));
+  }
+  OP_ASSIGN_OR_RETURN(kernels::I8GemmShape s, i8_conv_w_shape(source_type, source_dims));
+  const auto want = i8_conv_w_dims(s, source_dims.size());
+  if (dims.size() != want.size() || !std::equal(want.begin(), want.end(), dims.begin())) {
+    return invalid_argument("format '" + std::string(f.name) + "' dims do not fit W's dims");
+  }
+  const google::protobuf::RepeatedPtrField<onnx::StructTypeProto> none;
+  auto bits = types::struct_type_bits(none, type, dims);
+  if (!bits.ok() || *bits != i8_conv_w_payload_bytes(s, source_dims.size()) * 8) {
+    return invalid_argument("format '" + std::string(f.name) +
+                            "': the entry's type does not describe the packed panels of W");
+  }
+  return ok_status();
+}
+
+Status i8_conv_w_pack(const kernels::I8GemmShape& s, std::span<const uint8_t> w,
+                      std::span<const int64_t> source_dims, std::span<uint8_t> out) {
+  if (w.size() != uint64_t(s.K) * uint64_t(s.N)) {
+    return invalid_argument("W holds " + std::to_string(w.size()) + " bytes, [" +
+                            std::to_string(s.N) + ", " + std::to_string(s.K) + "] needs " +
+                            std::to_string(uint64_t(s.K) * uint64_t(s.N)));
+  }
+  if (out.size() != i8_conv_w_payload_bytes(s, source_dims.size())) {
+    return invalid_argument("pack output size differs from the format's");
+  }
+  kernels::i8_pack_b(s, w.data(), size_t(s.K), out.data(), /*transposed=*/true);
+  std::memcpy(out.data() + s.packed_bytes(), source_dims.data(), source_dims.size() * 8);
   return ok_status();
 }
 

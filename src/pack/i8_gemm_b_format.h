@@ -51,4 +51,28 @@ Status i8_gemm_b_check_entry(const I8GemmBFormat& f, const onnx::StructTypeProto
 Status i8_gemm_b_pack(const kernels::I8GemmShape& s, std::span<const uint8_t> b,
                       std::span<uint8_t> out);
 
+// ConvInteger's constant W [M, C, k...] (group 1) as the same panels: B [K, N]
+// with K = C * prod(kernel), N = M, packed from W's [N, K] layout (B's
+// transpose), then W's dims (int64 [rank]) so that the decoder rebuilds W
+// exactly. One format per source type, like B's.
+extern const I8GemmBFormat kI8ConvWPanel16;  // int8 W
+extern const I8GemmBFormat kU8ConvWPanel16;  // uint8 W, stored minus 128
+std::span<const I8GemmBFormat* const> i8_conv_w_formats();
+const I8GemmBFormat* i8_conv_w_format(int32_t source_type);
+const I8GemmBFormat* find_i8_conv_w_format(std::string_view name);
+
+// The kernel shape of W (rank >= 3, int8 or uint8): K = dims[1] * prod(dims[2..]), N = dims[0].
+Result<kernels::I8GemmShape> i8_conv_w_shape(int32_t source_type, std::span<const int64_t> dims);
+// dims {panels, k_groups, rank}; payload: the panels, then 8 * rank bytes of dims.
+std::vector<uint64_t> i8_conv_w_dims(const kernels::I8GemmShape& s, size_t rank);
+uint64_t i8_conv_w_payload_bytes(const kernels::I8GemmShape& s, size_t rank);
+onnx::StructTypeProto i8_conv_w_struct_type(const I8GemmBFormat& f);
+Status i8_conv_w_check_entry(const I8GemmBFormat& f, const onnx::StructTypeProto& type,
+                             std::span<const uint64_t> dims, int32_t source_type,
+                             std::span<const int64_t> source_dims);
+// Packs W (canonical content, row-major [M, C, k...]) into `out` (exactly
+// i8_conv_w_payload_bytes, 64-byte aligned): kernels::i8_pack_b transposed, then the dims.
+Status i8_conv_w_pack(const kernels::I8GemmShape& s, std::span<const uint8_t> w,
+                      std::span<const int64_t> source_dims, std::span<uint8_t> out);
+
 }  // namespace onnx_prepack::pack

@@ -78,7 +78,7 @@ def nbits_models():
 
 def integer_models():
     """i8_gemm_b: quantize_dynamic MatMulIntegers, int8 B with a zero point and uint8 B
-    without (K and N not multiples of 4 and 16)."""
+    without (K and N not multiples of 4 and 16), then a group-1 ConvInteger, uint8 W."""
     k, n1, n2 = 30, 21, 17
     b1 = numpy_helper.from_array(RNG.integers(-128, 128, (k, n1), dtype=np.int8), "ib")
     z1 = numpy_helper.from_array(np.array(3, np.int8), "iz")
@@ -91,8 +91,18 @@ def integer_models():
              helper.make_node("Mul", ["f1", "s1"], ["h"]),
              helper.make_node("DynamicQuantizeLinear", ["h"], ["hq", "hs", "hz"], name="dq2"),
              helper.make_node("MatMulInteger", ["hq", "ub", "hz"], ["i2"], name="mmi2"),
-             helper.make_node("Cast", ["i2"], ["y"], to=TensorProto.FLOAT)]
-    return model(nodes, [vi("x", [3, k])], [vi("y", [3, n2])], [b1, z1, b2, s])
+             helper.make_node("Cast", ["i2"], ["g"], to=TensorProto.FLOAT),
+             # A group-1 ConvInteger (the i8_conv_w formats): g [3, 17] as [1, 3, 17, 1].
+             helper.make_node("Reshape", ["g", "gshape"], ["g4"]),
+             helper.make_node("DynamicQuantizeLinear", ["g4"], ["gq", "gs", "gz"], name="dq3"),
+             helper.make_node("ConvInteger", ["gq", "cw", "gz", "cz"], ["i3"], name="convi",
+                              pads=[1, 0, 1, 0]),
+             helper.make_node("Cast", ["i3"], ["y"], to=TensorProto.FLOAT)]
+    cw = numpy_helper.from_array(RNG.integers(0, 256, (6, 3, 3, 1), dtype=np.uint8), "cw")
+    cz = numpy_helper.from_array(np.array(130, np.uint8), "cz")
+    gshape = numpy_helper.from_array(np.array([1, 3, n2, 1], np.int64), "gshape")
+    return model(nodes, [vi("x", [3, k])], [vi("y", [1, 6, n2, 1])],
+                 [b1, z1, b2, s, cw, cz, gshape])
 
 
 def constant_node_model():

@@ -326,5 +326,217 @@ TEST(I8GemmBFamily, EligibleFormatsAndPlan) {
   }
 }
 
+// ConvInteger W [M, C, k...] (group 1) in the i8_conv_w formats.
+kernels::I8GemmShape conv_shape_of(const I8GemmBFormat& f, const std::vector<int64_t>& dims) {
+  auto s = i8_conv_w_shape(f.source_type, dims);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return *s;
+}
+
+std::vector<uint8_t> conv_pack_of(const kernels::I8GemmShape& s, const std::vector<uint8_t>& w,
+                                  const std::vector<int64_t>& dims) {
+  std::vector<uint8_t> out(i8_conv_w_payload_bytes(s, dims.size()), 0xAB);
+  EXPECT_TRUE(i8_conv_w_pack(s, w, dims, out).ok());
+  return out;
+}
+
+TEST(I8ConvWFormat, NamesTypesAndEveryByteDescribed) {
+  types::Catalogue none;
+  EXPECT_EQ(i8_conv_w_format(kInt8), &kI8ConvWPanel16);
+  EXPECT_EQ(i8_conv_w_format(kUint8), &kU8ConvWPanel16);
+  EXPECT_EQ(i8_conv_w_format(onnx::TensorProto::INT32), nullptr);
+  EXPECT_EQ(find_i8_conv_w_format("u8_conv_w_panel16"), &kU8ConvWPanel16);
+  for (const I8GemmBFormat* f : i8_conv_w_formats()) {
+    EXPECT_EQ(f->version, "1");
+    EXPECT_EQ(f->architecture, "x86_64");
+    const onnx::StructTypeProto t = i8_conv_w_struct_type(*f);
+    EXPECT_EQ(t.name(), f->name);
+    for (const std::vector<int64_t>& d :
+         {std::vector<int64_t>{7, 3, 3, 3}, std::vector<int64_t>{40, 24, 1, 1},
+          std::vector<int64_t>{16, 5, 3}, std::vector<int64_t>{9, 2, 3, 3, 3}}) {
+      const auto s = conv_shape_of(*f, d);
+      EXPECT_EQ(s.N, d[0]);
+      auto bits = types::struct_type_bits(none, t, i8_conv_w_dims(s, d.size()));
+      ASSERT_TRUE(bits.ok()) << bits.status().message();
+      EXPECT_EQ(*bits, i8_conv_w_payload_bytes(s, d.size()) * 8) << f->name;
+      EXPECT_EQ(i8_conv_w_payload_bytes(s, d.size()), s.packed_bytes() + d.size() * 8);
+    }
+    auto sig = types::leaf_signature(none, t);
+    ASSERT_TRUE(sig.ok()) << sig.status().message();
+    ASSERT_EQ(sig->size(), 3u);
+    EXPECT_EQ((*sig)[0].name, "panels.codes");
+    EXPECT_EQ((*sig)[2].name, "shape");
+    EXPECT_EQ((*sig)[2].elem_type, onnx::TensorProto::INT64);
+    for (const auto& p : types::check_decoder(t.decoder(), *sig, "decoder")) {
+      ADD_FAILURE() << f->name << " " << p.path << ": " << p.message;
+    }
+  }
+  // Not a W: rank 2, an empty dim.
+  EXPECT_FALSE(i8_conv_w_shape(kInt8, std::vector<int64_t>{4, 4}).ok());
+  EXPECT_FALSE(i8_conv_w_shape(kInt8, std::vector<int64_t>{4, 0, 3, 3}).ok());
+}
+
+// The panels are B's (i8_gemm_b_pack of W's transpose [K, M]), then W's dims.
+// A change here changes packed bytes: bump format_version before updating.
+TEST(I8ConvWFormat, PanelsAreTheGemmBOfTheTransposeAndGoldenFingerprint) {
+  const std::map<std::string, uint64_t> kGolden = {
+      {"i8_conv_w_panel16", 0x68f598513225bfe9ull},
+      {"u8_conv_w_panel16", 0x34246b182262452eull},
+  };
+  const std::vector<int64_t> d = {37, 5, 3, 5};  // K 75, N 37
+  const auto w = source_of(37, 75, 7);
+  std::vector<uint8_t> b(w.size());
+  for (int64_t n = 0; n < 37; ++n)
+    for (int64_t k = 0; k < 75; ++k) b[size_t(k * 37 + n)] = w[size_t(n * 75 + k)];
+  for (const I8GemmBFormat* f : i8_conv_w_formats()) {
+    const auto s = conv_shape_of(*f, d);
+    const auto packed = conv_pack_of(s, w, d);
+    const auto gemm = pack_of(shape_of(*i8_gemm_b_format(f->source_type), 75, 37), b);
+    ASSERT_EQ(packed.size(), gemm.size() + 32);
+    EXPECT_TRUE(std::equal(gemm.begin(), gemm.end(), packed.begin())) << f->name;
+    std::vector<int64_t> stored(4);
+    std::memcpy(stored.data(), packed.data() + gemm.size(), 32);
+    EXPECT_EQ(stored, d);
+    EXPECT_EQ(fnv1a64(packed.data(), packed.size()), kGolden.at(std::string(f->name)))
+        << f->name << std::hex << " 0x" << fnv1a64(packed.data(), packed.size());
+  }
+}
+
+// The decoder, run by ONNX Runtime on the leaves of a real pack, gives W back
+// exactly: its dims and values, no padding.
+TEST(I8ConvWFormat, DecoderRunsInOnnxRuntime) {
+  const std::string ort_dir = testing_support::ort_dir();
+  ASSERT_TRUE(std::filesystem::exists(ort_dir)) << "no " << ort_dir << ": run tools/setup.sh";
+  testing::TempDir dir;
+  for (const std::vector<int64_t>& d :
+       {std::vector<int64_t>{18, 3, 3, 3}, std::vector<int64_t>{33, 7, 1, 1},
+        std::vector<int64_t>{5, 6, 3}}) {
+    int64_t k = 1;
+    for (size_t i = 1; i < d.size(); ++i) k *= d[i];
+    const auto w = source_of(d[0], k, 11);
+    for (const I8GemmBFormat* f : i8_conv_w_formats()) {
+      const auto s = conv_shape_of(*f, d);
+      const auto packed = conv_pack_of(s, w, d);
+      const onnx::StructTypeProto t = i8_conv_w_struct_type(*f);
+      types::Catalogue none;
+      auto leaves = types::read_leaves(none, t, i8_conv_w_dims(s, d.size()), packed);
+      ASSERT_TRUE(leaves.ok()) << leaves.status().message();
+      const std::string got =
+          testing_support::run_decoder_in_ort(t.decoder(), *leaves, 13, f->source_type, dir,
+                                              std::string(f->name) + "_" + std::to_string(d[0]));
+      ASSERT_EQ(got.size(), w.size()) << f->name;
+      EXPECT_EQ(std::vector<uint8_t>(got.begin(), got.end()), w) << f->name << " " << d[0];
+    }
+  }
+}
+
+TEST(I8ConvWFormat, CheckEntryRefusesOtherDimsSourceTypesAndTypes) {
+  const std::vector<int64_t> src = {18, 3, 3, 3};
+  const auto s = conv_shape_of(kI8ConvWPanel16, src);
+  const auto dims = i8_conv_w_dims(s, src.size());
+  const auto t8 = i8_conv_w_struct_type(kI8ConvWPanel16);
+  const auto tu8 = i8_conv_w_struct_type(kU8ConvWPanel16);
+  EXPECT_TRUE(i8_conv_w_check_entry(kI8ConvWPanel16, t8, dims, kInt8, src).ok());
+  EXPECT_TRUE(i8_conv_w_check_entry(kU8ConvWPanel16, tu8, dims, kUint8, src).ok());
+  for (const std::vector<int64_t>& other :
+       {std::vector<int64_t>{40, 3, 3, 3}, std::vector<int64_t>{18, 5, 3, 3},
+        std::vector<int64_t>{18, 3, 3, 3, 1}}) {
+    auto st = i8_conv_w_check_entry(kI8ConvWPanel16, t8, dims, kInt8, other);
+    EXPECT_FALSE(st.ok()) << other.size();
+    EXPECT_NE(st.message().find("dims"), std::string::npos) << st.message();
+  }
+  auto st = i8_conv_w_check_entry(kI8ConvWPanel16, t8, dims, kUint8, src);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("UINT8"), std::string::npos) << st.message();
+  EXPECT_FALSE(i8_conv_w_check_entry(kI8ConvWPanel16, tu8, dims, kInt8, src).ok());
+  // B's format of the same panels is not W's (no shape field), nor the other way round.
+  EXPECT_FALSE(i8_conv_w_check_entry(kI8ConvWPanel16, i8_gemm_b_struct_type(kI8GemmBPanel16), dims,
+                                     kInt8, src)
+                   .ok());
+  auto v2 = t8;
+  for (auto& e : *v2.mutable_metadata_props())
+    if (e.key() == "format_version") e.set_value("2");
+  st = i8_conv_w_check_entry(kI8ConvWPanel16, v2, dims, kInt8, src);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("version"), std::string::npos) << st.message();
+  auto relabelled = t8;
+  for (auto& e : *relabelled.mutable_metadata_props())
+    if (e.key() == "source_type") e.set_value("UINT8");
+  EXPECT_FALSE(i8_conv_w_check_entry(kI8ConvWPanel16, relabelled, dims, kInt8, src).ok());
+  auto no_shape = t8;  // the panels alone: 32 bytes short
+  no_shape.mutable_structure()->mutable_field()->RemoveLast();
+  EXPECT_FALSE(i8_conv_w_check_entry(kI8ConvWPanel16, no_shape, dims, kInt8, src).ok());
+}
+
+TEST(I8GemmBFamily, ConvIntegerWGroupOne) {
+  const PackFamily* family = find_pack_family("i8_gemm_b");
+  ASSERT_NE(family, nullptr);
+  onnx::NodeProto conv;
+  conv.set_op_type("ConvInteger");
+  for (const char* i : {"x", "W", "x_zp", "w_zp"}) conv.add_input(i);
+  const std::vector<int64_t> d = {18, 3, 3, 3};
+  EXPECT_EQ(family_for(conv, 1, kInt8, d), family);
+  EXPECT_EQ(family_for(conv, 1, kUint8, std::vector<int64_t>{33, 7, 1, 1}), family);
+  EXPECT_FALSE(family->eligible(conv, 0, kUint8, std::vector<int64_t>{2, 3, 9, 9}));  // x
+  EXPECT_FALSE(family->eligible(conv, 1, kInt8, std::vector<int64_t>{18, 27}));
+  EXPECT_FALSE(family->eligible(conv, 1, onnx::TensorProto::INT32, d));
+  // Depthwise (one input channel per group): the runtime's plane path.
+  EXPECT_FALSE(family->eligible(conv, 1, kInt8, std::vector<int64_t>{18, 1, 3, 3}));
+  onnx::NodeProto grouped = conv;
+  auto* g = grouped.add_attribute();
+  g->set_name("group");
+  g->set_type(onnx::AttributeProto::INT);
+  g->set_i(3);
+  EXPECT_FALSE(family->eligible(grouped, 1, kInt8, std::vector<int64_t>{18, 3, 3, 3}));
+  g->set_i(1);
+  EXPECT_TRUE(family->eligible(grouped, 1, kInt8, d));
+  onnx::NodeProto ms = conv;
+  ms.set_domain("com.microsoft");
+  EXPECT_FALSE(family->eligible(ms, 1, kInt8, d));
+  EXPECT_EQ(family_of_format("i8_conv_w_panel16"), family);
+  EXPECT_EQ(family_of_format("u8_conv_w_panel16"), family);
+
+  for (int32_t type : {kInt8, kUint8}) {
+    WeightUse use;
+    use.source = "W";
+    use.consumer = "conv";
+    use.node = &conv;
+    use.input = 1;
+    use.data_type = type;
+    use.dims = d;
+    EXPECT_EQ(family->label(use), "conv_nk");
+    EXPECT_FALSE(family->lineage(use).has_value());
+    const I8GemmBFormat& want = type == kInt8 ? kI8ConvWPanel16 : kU8ConvWPanel16;
+    auto acc = family->accepted(use, device::IsaLevel::kAvx2);
+    ASSERT_EQ(acc.size(), 1u);
+    EXPECT_EQ(acc[0].name, want.name);
+    auto miss = family->miss_format(use, device::IsaLevel::kRef);
+    ASSERT_TRUE(miss.has_value());
+    EXPECT_EQ(miss->name, want.name);
+    const auto w = source_of(18, 27, 5);
+    ContentFn content = [&w](const std::string&) -> Result<std::span<const uint8_t>> {
+      return std::span<const uint8_t>(w);
+    };
+    // B's format of the same type is not this W's.
+    const FormatInfo b_format = {type == kInt8 ? kI8GemmBPanel16.name : kU8GemmBPanel16.name, "1",
+                                 "x86_64", device::IsaLevel::kRef};
+    EXPECT_FALSE(family->plan(use, b_format, content, nullptr).ok());
+    auto plan = family->plan(use, acc[0], content, nullptr);
+    ASSERT_TRUE(plan.ok()) << plan.status().message();
+    const auto s = conv_shape_of(want, d);
+    EXPECT_EQ(plan->dims, i8_conv_w_dims(s, 4));
+    EXPECT_EQ(plan->payload_bytes, i8_conv_w_payload_bytes(s, 4));
+    EXPECT_EQ(plan->type.name(), want.name);
+    EXPECT_TRUE(family->check_entry(use, plan->format, plan->type, plan->dims).ok());
+    EXPECT_FALSE(family
+                     ->check_entry(use, b_format, i8_gemm_b_struct_type(kI8GemmBPanel16),
+                                   i8_gemm_b_dims(shape_of(kI8GemmBPanel16, 27, 18)))
+                     .ok());
+    std::vector<uint8_t> got(plan->payload_bytes);
+    ASSERT_TRUE(plan->pack(got).ok());
+    EXPECT_EQ(got, conv_pack_of(s, w, d));
+  }
+}
+
 }  // namespace
 }  // namespace onnx_prepack::pack

@@ -9,7 +9,7 @@ graph input `x` (float). Uses Debian's python3-onnx and numpy.
 The families are src/pack's registry (pack_family.cc): gemm_b (MatMul kn,
 Gemm transB nk), conv_filter (blocked Conv, depthwise Conv, ConvTranspose),
 q_gemm_b (MatMulNBits 4- and 8-bit) and i8_gemm_b (MatMulInteger, int8 and
-uint8 B). FLOAT16 weights have no pack (docs/decisions.md), so there is no
+uint8 B; ConvInteger group 1, int8 and uint8 W). FLOAT16 weights have no pack (docs/decisions.md), so there is no
 FLOAT16 model here.
 """
 import os
@@ -65,6 +65,20 @@ def matmul_integer(b_type):
     return model(nodes, [4, k], [4, n], [b, s])
 
 
+def conv_integer(w_type):
+    """quantize_dynamic's CNN form: DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul."""
+    info = np.iinfo(w_type)
+    w = numpy_helper.from_array(RNG.integers(info.min, info.max + 1, (18, 3, 3, 3)).astype(w_type),
+                                "w")
+    s = numpy_helper.from_array(np.array(0.05, np.float32), "ws")
+    nodes = [h.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"], name="dql"),
+             h.make_node("ConvInteger", ["xq", "w", "xz"], ["i"], name="convi", pads=[1, 1, 1, 1]),
+             h.make_node("Cast", ["i"], ["f"], to=T.FLOAT),
+             h.make_node("Mul", ["xs", "ws"], ["sc"]),
+             h.make_node("Mul", ["f", "sc"], ["y"])]
+    return model(nodes, [1, 3, 10, 10], [1, 18, 10, 10], [w, s])
+
+
 # name -> (model, the prefix of the format its entries must have, or a glob with '*')
 def family_models():
     return {
@@ -87,6 +101,8 @@ def family_models():
         "matmul_nbits8": (nbits(8), "q8_gemm_b_"),
         "matmul_integer_s8": (matmul_integer(np.int8), "i8_gemm_b_"),
         "matmul_integer_u8": (matmul_integer(np.uint8), "u8_gemm_b_"),
+        "conv_integer_s8": (conv_integer(np.int8), "i8_conv_w_"),
+        "conv_integer_u8": (conv_integer(np.uint8), "u8_conv_w_"),
         # FLOAT16 weights: the float panels of the widened values, in the _f16 formats.
         "gemm_b_kn_f16": (model([h.make_node("MatMul", ["x", "w"], ["y"], name="mm")], [4, 48],
                                 [4, 40], [weight("w", [48, 40], np.float16)], elem=T.FLOAT16),

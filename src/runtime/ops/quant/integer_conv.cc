@@ -2,9 +2,12 @@
 // points into int32 (NCHW, 1 to 3 spatial dims, groups, pads, strides,
 // dilations, auto_pad), QLinearConv then requantizing with bias like
 // QLinearMatMul. ConvInteger with a constant W runs on the exact int8 GEMM
-// (kernels/i8_gemm/i8_gemm.h): W is packed per group at plan time as B
-// [C/group * kernel taps, M/group] (kernel-owned memory, reserved against the
-// budget), and per image, group and block of output points an im2col A (padded
+// (kernels/i8_gemm/i8_gemm.h): W is packed per group as B
+// [C/group * kernel taps, M/group]; with one group and W an initializer the
+// panels come from the session's preparer (the i8_gemm_b family's
+// i8_conv_w entry, mapped in place, or a miss packed now and written back),
+// else they are packed at plan time into kernel-owned memory reserved against
+// the budget. Per image, group and block of output points an im2col A (padded
 // taps hold x_zero_point, so they contribute (xz - xz)(w - wz) = 0, as in the
 // loops) runs against it with za = x_zero_point, zb = w_zero_point (per tensor
 // or per output channel); the int32 block is written transposed into NCHW. The
@@ -24,6 +27,7 @@
 #include "runtime/kernel.h"
 #include "runtime/memory_account.h"
 #include "runtime/ops/quant/quant_ops.h"
+#include "runtime/weights.h"
 #include "runtime/work_budget.h"
 
 namespace onnx_prepack::runtime {
@@ -525,12 +529,33 @@ Result<std::unique_ptr<Kernel>> gemm_conv_integer(const BuildContext& ctx, const
   }
   const kernels::I8GemmShape shape{cg * g.kernel_size(), mg,
                                    wt == kInt8};  // dims-lint: ok (W's dims)
+  const auto* wb = static_cast<const uint8_t*>(w->data);
+  if (g.group == 1 && ctx.weights() != nullptr && ctx.input(1).is_initializer) {
+    // The i8_gemm_b family's i8_conv_w entry: the panels, then W's dims.
+    const uint64_t panels = shape.packed_bytes();
+    const uint64_t dims_bytes = uint64_t(w->shape.size()) * 8;
+    OP_ASSIGN_OR_RETURN(PreparedPack got, ctx.prepare_weight(1, [&](std::span<uint8_t> out) {
+      if (out.size() != panels + dims_bytes) return internal_error("packed int8 W size differs");
+      kernels::i8_pack_b(shape, wb, size_t(shape.K), out.data(), /*transposed=*/true);
+      for (size_t i = 0; i < w->shape.size(); ++i) {
+        const int64_t d = w->shape[i];
+        std::memcpy(out.data() + panels + i * 8, &d, 8);
+      }
+      return ok_status();
+    }));
+    // Empty: not prepared; another size cannot come from the family's checked
+    // entries, and is packed here rather than read.
+    if (!got.bytes.empty() && got.bytes.size() == panels + dims_bytes) {
+      return std::unique_ptr<Kernel>(new GemmConvInteger(
+          g, xt, wt, has_xz, wzn, std::shared_ptr<const uint8_t>(got.keep_alive, got.bytes.data()),
+          nullptr));
+    }
+  }
   const uint64_t bytes = GemmConvInteger::packed_bytes(shape, g.group);
   OP_ASSIGN_OR_RETURN(MemoryReservation r, reserve_memory(bytes, ctx.where() + ": packed int8 W"));
   std::shared_ptr<uint8_t> packed(
       static_cast<uint8_t*>(::operator new[](std::max<uint64_t>(bytes, 64), std::align_val_t(64))),
       AlignedFree());
-  const auto* wb = static_cast<const uint8_t*>(w->data);
   for (int64_t grp = 0; grp < g.group; ++grp) {
     kernels::i8_pack_b(shape, wb + uint64_t(grp * mg) * uint64_t(shape.K), size_t(shape.K),
                        packed.get() + uint64_t(grp) * shape.packed_bytes(), /*transposed=*/true);
