@@ -187,7 +187,8 @@ TEST(PoolSimd, RandomPoolsMatchTheScalarDefinitionBitwise) {
 
 TEST(PoolSimd, RowKernelsOfEveryLevelGiveTheRefBits) {
   // What the CPU runs, whatever ONNX_PREPACK_MAX_ISA caps the session at.
-  const bool avx2 = base::isa_level_of(base::detect_cpu_features()) >= base::IsaLevel::kAvx2;
+  const base::IsaLevel cpu = base::isa_level_of(base::detect_cpu_features());
+  const bool avx2 = cpu >= base::IsaLevel::kAvx2, avx512 = cpu >= base::IsaLevel::kAvx512;
   if (!avx2) GTEST_SKIP() << "CPU below AVX2: only the ref rows";
   std::mt19937 rng(7);
   for (int it = 0; it < 3000; ++it) {
@@ -201,16 +202,21 @@ TEST(PoolSimd, RowKernelsOfEveryLevelGiveTheRefBits) {
       src[r] = in[r].data();
     }
     std::vector<float> a(n), b(n);
-    kernels::max_pool_row_ref(a.data(), n, src.data(), rows, kw, stride);
-    kernels::max_pool_row_avx2(b.data(), n, src.data(), rows, kw, stride);
     std::string where;
-    EXPECT_TRUE(same_bits(a, b.data(), &where))
-        << "max " << rows << "x" << kw << " s" << stride << " n" << n << " " << where;
     const double div = double(rows * kw + rng() % 3);
-    kernels::avg_pool_row_ref(a.data(), n, src.data(), rows, kw, stride, div);
-    kernels::avg_pool_row_avx2(b.data(), n, src.data(), rows, kw, stride, div);
-    EXPECT_TRUE(same_bits(a, b.data(), &where))
-        << "avg " << rows << "x" << kw << " s" << stride << " n" << n << " " << where;
+    for (int level = 1; level <= (avx512 ? 2 : 1); ++level) {
+      const char* name = level == 1 ? "avx2" : "avx512";
+      const auto max_row = level == 1 ? kernels::max_pool_row_avx2 : kernels::max_pool_row_avx512;
+      const auto avg_row = level == 1 ? kernels::avg_pool_row_avx2 : kernels::avg_pool_row_avx512;
+      kernels::max_pool_row_ref(a.data(), n, src.data(), rows, kw, stride);
+      max_row(b.data(), n, src.data(), rows, kw, stride);
+      EXPECT_TRUE(same_bits(a, b.data(), &where))
+          << name << " max " << rows << "x" << kw << " s" << stride << " n" << n << " " << where;
+      kernels::avg_pool_row_ref(a.data(), n, src.data(), rows, kw, stride, div);
+      avg_row(b.data(), n, src.data(), rows, kw, stride, div);
+      EXPECT_TRUE(same_bits(a, b.data(), &where))
+          << name << " avg " << rows << "x" << kw << " s" << stride << " n" << n << " " << where;
+    }
   }
 }
 

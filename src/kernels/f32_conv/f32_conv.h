@@ -166,15 +166,19 @@ void max_pool_row_ref(float* out, size_t n, const float* const* src, size_t rows
                       size_t stride);
 void max_pool_row_avx2(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
                        size_t stride);
+void max_pool_row_avx512(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
+                         size_t stride);
 void avg_pool_row_ref(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
                       size_t stride, double div);
 void avg_pool_row_avx2(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
                        size_t stride, double div);
+void avg_pool_row_avx512(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
+                         size_t stride, double div);
 struct PoolRowKernels {
   MaxPoolRowFn max;
   AvgPoolRowFn avg;
 };
-// Every level gives the same bits; AVX-512 hosts use the AVX2 rows.
+// Every level gives the same bits.
 PoolRowKernels pool_row_select(device::IsaLevel level);
 
 size_t conv_depthwise_scratch_floats(const ConvGeometry& g);

@@ -29,6 +29,7 @@ void avg_pool_row_ref(float* out, size_t n, const float* const* src, size_t rows
 }
 
 PoolRowKernels pool_row_select(device::IsaLevel level) {
+  if (level >= device::IsaLevel::kAvx512) return {max_pool_row_avx512, avg_pool_row_avx512};
   if (level >= device::IsaLevel::kAvx2) return {max_pool_row_avx2, avg_pool_row_avx2};
   return {max_pool_row_ref, avg_pool_row_ref};
 }
