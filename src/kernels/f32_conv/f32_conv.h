@@ -150,6 +150,37 @@ void dw_row_avx512(float* out, size_t n, const float* const* src, const float* w
                    float bias);
 DwRowFn dw_row_select(device::IsaLevel level);
 
+// ---- pooling rows ----
+
+// One row of a 2-D pool's interior outputs (windows inside the input): out[j],
+// j in [0, n), reduces src[r][j * stride + k] for r in [0, rows), k in [0, kw),
+// visiting the taps in that (r, k) order.
+// Max: the first tap, then every later tap that compares greater (a first NaN
+// stays, later NaNs are skipped, the first of equal zeros is kept).
+using MaxPoolRowFn = void (*)(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
+                              size_t stride);
+// Average: a double sum from +0 in tap order, divided by `div`, rounded to float.
+using AvgPoolRowFn = void (*)(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
+                              size_t stride, double div);
+void max_pool_row_ref(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
+                      size_t stride);
+void max_pool_row_avx2(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
+                       size_t stride);
+void max_pool_row_avx512(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
+                         size_t stride);
+void avg_pool_row_ref(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
+                      size_t stride, double div);
+void avg_pool_row_avx2(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
+                       size_t stride, double div);
+void avg_pool_row_avx512(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
+                         size_t stride, double div);
+struct PoolRowKernels {
+  MaxPoolRowFn max;
+  AvgPoolRowFn avg;
+};
+// Every level gives the same bits.
+PoolRowKernels pool_row_select(device::IsaLevel level);
+
 size_t conv_depthwise_scratch_floats(const ConvGeometry& g);
 // w is [C][kh * kw].
 void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const float* w,

@@ -6,7 +6,11 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
+#include <vector>
 
+#include "device/cpu_features.h"
+#include "kernels/f32_conv/f32_conv.h"
 #include "runtime/ops/conv/conv_ops.h"
 #include "runtime/ops/conv/spatial.h"
 #include "runtime/ops/dispatch.h"
@@ -95,41 +99,110 @@ void pool_2d(const kernels::ConvGeometry& g, const T* x, T* y, base::ThreadPool*
   });
 }
 
-template <typename T>
-void max_pool_2d(const kernels::ConvGeometry& g, const T* x, T* y, base::ThreadPool* pool) {
-  pool_2d(g, x, y, pool, [](const T* xp, int64_t W, const Window2d& win) {
-    T best = std::numeric_limits<T>::lowest();
-    if constexpr (std::numeric_limits<T>::has_infinity) best = -std::numeric_limits<T>::infinity();
-    bool first = true;  // the first tap is taken even when NaN, like max_pool
-    for (int64_t h = win.hs; h < win.he; ++h) {
-      for (int64_t w = win.ws; w < win.we; ++w) {
-        if (first || xp[h * W + w] > best) best = xp[h * W + w];
-        first = false;
+// Float rows of a plain_2d pool: the outputs whose window lies inside the input
+// across the width go to a row kernel (f32_conv.h; the same taps in the same
+// order as `reduce`, so the same bits), the borders and the rows whose window
+// has no input row to `reduce`.
+template <typename Reduce, typename Row>
+void pool_2d_rows(const kernels::ConvGeometry& g, const float* x, float* y, base::ThreadPool* pool,
+                  Reduce&& reduce, Row&& row) {
+  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
+  const int64_t KH = g.kernel[1], KW = g.kernel[2], SW = g.stride[2], PW = g.pad_begin[2];
+  // Interior columns [lo, hi): w0 >= 0 and w0 + KW <= W.
+  const int64_t hi = std::clamp<int64_t>(W + PW - KW >= 0 ? (W + PW - KW) / SW + 1 : 0, 0, OW);
+  const int64_t lo = std::min<int64_t>((PW + SW - 1) / SW, hi);
+  for_each_task(pool, size_t(g.n * g.c), [&](size_t task, size_t) {
+    const float* xp = x + int64_t(task) * H * W;
+    float* yp = y + int64_t(task) * OH * OW;
+    std::vector<const float*> src(static_cast<size_t>(KH));
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const int64_t h0 = oh * g.stride[1] - g.pad_begin[1];
+      const int64_t ph = std::clamp<int64_t>(H + g.pad_end[1] - h0, 0, KH);
+      const int64_t hs = std::max<int64_t>(h0, 0), he = std::min(h0 + KH, H);
+      auto scalar = [&](int64_t ow) {
+        const int64_t w0 = ow * SW - PW;
+        const int64_t pw = std::clamp<int64_t>(W + g.pad_end[2] - w0, 0, KW);
+        const Window2d win{hs, he, std::max<int64_t>(w0, 0), std::min(w0 + KW, W), ph * pw};
+        yp[oh * OW + ow] = reduce(xp, W, win);
+      };
+      const int64_t rlo = he > hs ? lo : OW, rhi = he > hs ? hi : OW;
+      for (int64_t ow = 0; ow < rlo; ++ow) scalar(ow);
+      if (rhi > rlo) {
+        for (int64_t r = hs; r < he; ++r) src[size_t(r - hs)] = xp + r * W + rlo * SW - PW;
+        row(yp + oh * OW + rlo, size_t(rhi - rlo), src.data(), size_t(he - hs), ph);
       }
+      for (int64_t ow = std::max(rlo, rhi); ow < OW; ++ow) scalar(ow);
     }
-    return best;
   });
 }
 
 template <typename T>
-void avg_pool_2d(const PoolPlan& pl, const T* x, T* y, base::ThreadPool* pool) {
+T max_reduce_2d(const T* xp, int64_t W, const Window2d& win) {
+  T best = std::numeric_limits<T>::lowest();
+  if constexpr (std::numeric_limits<T>::has_infinity) best = -std::numeric_limits<T>::infinity();
+  bool first = true;  // the first tap is taken even when NaN, like max_pool
+  for (int64_t h = win.hs; h < win.he; ++h) {
+    for (int64_t w = win.ws; w < win.we; ++w) {
+      if (first || xp[h * W + w] > best) best = xp[h * W + w];
+      first = false;
+    }
+  }
+  return best;
+}
+
+template <typename T>
+T avg_reduce_2d(const T* xp, int64_t W, const Window2d& win, bool include_pad) {
+  double sum = 0;
+  for (int64_t h = win.hs; h < win.he; ++h) {
+    for (int64_t w = win.ws; w < win.we; ++w) sum += double(xp[h * W + w]);
+  }
+  const int64_t valid =
+      std::max<int64_t>(win.he - win.hs, 0) * std::max<int64_t>(win.we - win.ws, 0);
+  const int64_t div = include_pad ? win.padded : valid;
+  return T(div > 0 ? sum / double(div) : 0.0);
+}
+
+template <typename T>
+void max_pool_2d(const kernels::ConvGeometry& g, const T* x, T* y, base::ThreadPool* pool,
+                 const kernels::PoolRowKernels* rows) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (rows != nullptr) {
+      const size_t kw = size_t(g.kernel[2]), sw = size_t(g.stride[2]);
+      return pool_2d_rows(g, x, y, pool, max_reduce_2d<float>,
+                          [&](float* out, size_t n, const float* const* src, size_t nrows,
+                              int64_t) { rows->max(out, n, src, nrows, kw, sw); });
+    }
+  }
+  pool_2d(g, x, y, pool, max_reduce_2d<T>);
+}
+
+template <typename T>
+void avg_pool_2d(const PoolPlan& pl, const T* x, T* y, base::ThreadPool* pool,
+                 const kernels::PoolRowKernels* rows) {
   const bool include_pad = pl.include_pad;
-  pool_2d(pl.g, x, y, pool, [include_pad](const T* xp, int64_t W, const Window2d& win) {
-    double sum = 0;
-    for (int64_t h = win.hs; h < win.he; ++h) {
-      for (int64_t w = win.ws; w < win.we; ++w) sum += double(xp[h * W + w]);
+  auto reduce = [include_pad](const T* xp, int64_t W, const Window2d& win) {
+    return avg_reduce_2d(xp, W, win, include_pad);
+  };
+  if constexpr (std::is_same_v<T, float>) {
+    if (rows != nullptr) {
+      const int64_t kw = pl.g.kernel[2];
+      const size_t sw = size_t(pl.g.stride[2]);
+      return pool_2d_rows(
+          pl.g, x, y, pool, reduce,
+          [&](float* out, size_t n, const float* const* src, size_t nrows, int64_t ph) {
+            const int64_t div = include_pad ? ph * kw : int64_t(nrows) * kw;
+            rows->avg(out, n, src, nrows, size_t(kw), sw, double(div));
+          });
     }
-    const int64_t valid =
-        std::max<int64_t>(win.he - win.hs, 0) * std::max<int64_t>(win.we - win.ws, 0);
-    const int64_t div = include_pad ? win.padded : valid;
-    return T(div > 0 ? sum / double(div) : 0.0);
-  });
+  }
+  pool_2d(pl.g, x, y, pool, reduce);
 }
 
 template <typename T>
-void max_pool(const PoolPlan& pl, const T* x, T* y, int64_t* idx, base::ThreadPool* pool) {
+void max_pool(const PoolPlan& pl, const T* x, T* y, int64_t* idx, base::ThreadPool* pool,
+              const kernels::PoolRowKernels* rows = nullptr) {
   const auto& g = pl.g;
-  if (idx == nullptr && plain_2d(g)) return max_pool_2d(g, x, y, pool);
+  if (idx == nullptr && plain_2d(g)) return max_pool_2d(g, x, y, pool, rows);
   const int64_t in_plane = g.in_pixels(), out_plane = g.out_pixels();
   for_each_task(pool, size_t(g.n * g.c), [&](size_t task, size_t) {
     const T* xp = x + int64_t(task) * in_plane;
@@ -162,9 +235,10 @@ void max_pool(const PoolPlan& pl, const T* x, T* y, int64_t* idx, base::ThreadPo
 }
 
 template <typename T>
-void avg_lp_pool(const PoolPlan& pl, PoolKind kind, const T* x, T* y, base::ThreadPool* pool) {
+void avg_lp_pool(const PoolPlan& pl, PoolKind kind, const T* x, T* y, base::ThreadPool* pool,
+                 const kernels::PoolRowKernels* rows = nullptr) {
   const auto& g = pl.g;
-  if (kind == PoolKind::kAverage && plain_2d(g)) return avg_pool_2d(pl, x, y, pool);
+  if (kind == PoolKind::kAverage && plain_2d(g)) return avg_pool_2d(pl, x, y, pool, rows);
   const int64_t in_plane = g.in_pixels(), out_plane = g.out_pixels();
   const double p = double(pl.p);
   for_each_task(pool, size_t(g.n * g.c), [&](size_t task, size_t) {
@@ -263,13 +337,15 @@ Result<std::unique_ptr<Kernel>> build_pool(BuildContext& ctx, PoolKind kind, boo
   const bool want_idx =
       kind == PoolKind::kMax && ctx.output_count() > 1 && !ctx.node().output(1).empty();
   if (want_idx) ctx.set_output(1, kInt64, out);
+  // Float 2-D rows: the host's row kernels (every level gives the same bits).
+  const kernels::PoolRowKernels rows = kernels::pool_row_select(device::host_isa_level());
   if (kind == PoolKind::kMax) {
     std::unique_ptr<Kernel> k;
     auto make = [&](auto tag) {
       using T = typename decltype(tag)::type;
-      k.reset(new FnKernel([pl, want_idx](const KernelIO& io) {
+      k.reset(new FnKernel([pl, want_idx, rows](const KernelIO& io) {
         max_pool<T>(pl, static_cast<const T*>(io.in[0]), static_cast<T*>(io.out[0]),
-                    want_idx ? static_cast<int64_t*>(io.out[1]) : nullptr, io.pool);
+                    want_idx ? static_cast<int64_t*>(io.out[1]) : nullptr, io.pool, &rows);
       }));
     };
     switch (dt) {
@@ -291,9 +367,9 @@ Result<std::unique_ptr<Kernel>> build_pool(BuildContext& ctx, PoolKind kind, boo
     return k;
   }
   if (dt == kFloat) {
-    return std::unique_ptr<Kernel>(new FnKernel([pl, kind](const KernelIO& io) {
+    return std::unique_ptr<Kernel>(new FnKernel([pl, kind, rows](const KernelIO& io) {
       avg_lp_pool<float>(pl, kind, static_cast<const float*>(io.in[0]),
-                         static_cast<float*>(io.out[0]), io.pool);
+                         static_cast<float*>(io.out[0]), io.pool, &rows);
     }));
   }
   if (dt == kDouble) {

@@ -1,0 +1,37 @@
+// Portable twin of the pooling row kernels (f32_conv.h): the definition.
+#include "kernels/f32_conv/f32_conv.h"
+
+namespace onnx_prepack::kernels {
+
+void max_pool_row_ref(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
+                      size_t stride) {
+  for (size_t j = 0; j < n; ++j) {
+    float best = src[0][j * stride];
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t k = 0; k < kw; ++k) {
+        const float v = src[r][j * stride + k];
+        if (v > best) best = v;
+      }
+    }
+    out[j] = best;
+  }
+}
+
+void avg_pool_row_ref(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
+                      size_t stride, double div) {
+  for (size_t j = 0; j < n; ++j) {
+    double sum = 0;
+    for (size_t r = 0; r < rows; ++r) {
+      for (size_t k = 0; k < kw; ++k) sum += double(src[r][j * stride + k]);
+    }
+    out[j] = float(sum / div);
+  }
+}
+
+PoolRowKernels pool_row_select(device::IsaLevel level) {
+  if (level >= device::IsaLevel::kAvx512) return {max_pool_row_avx512, avg_pool_row_avx512};
+  if (level >= device::IsaLevel::kAvx2) return {max_pool_row_avx2, avg_pool_row_avx2};
+  return {max_pool_row_ref, avg_pool_row_ref};
+}
+
+}  // namespace onnx_prepack::kernels
