@@ -146,7 +146,7 @@ Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, Build
       break;
     }
   }
-  if (native.ok() || half == kUndefined) return native;
+  if (native.ok() || half == kUndefined || op.own_half_types) return native;
   // An operator with a body (If, Loop, Scan) takes every type natively: its
   // body declares the types, and widening the inputs would hide a mismatch
   // between them (a float16 loop-carried value into a float body input).

@@ -275,6 +275,11 @@ struct OpEntry {
   const char* op_type;
   OpBuilder build;
   const char* domain = "";  // "" is the default ONNX domain; e.g. "com.microsoft"
+  // The builder decides its 16-bit float support itself: the half adapter
+  // (half_adapter.h) never retries it through float. For operators without an
+  // ONNX signature to check (com.microsoft), whose type parameters the adapter
+  // could not see: a float A with float16 scales must stay an error.
+  bool own_half_types = false;
 };
 
 // The registry: every supported operator. `domain` "" and "ai.onnx" are the

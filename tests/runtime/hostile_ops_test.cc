@@ -1254,6 +1254,59 @@ TEST(HostileOps, EinsumIntermediatesReserveTheBudgetWhenTheyAreMade) {
 
 // ---- Differential fuzzing against ONNX Runtime (tools/difffuzz): nodes ONNX refuses ----
 
+// Found by tools/difffuzz on 2026-12-02: parameters whose shape or type does
+// not pair with the scale (ONNX's and ORT's schemas refuse them).
+TEST(HostileOps, DiffFuzzQuantParametersThatDoNotPairAreRefused) {
+  {
+    OneNode m("QuantizeLinear", "q", 13);
+    m.input("X", kFloat, {});
+    onnx::TensorProto sc;
+    sc.set_name("S");
+    sc.set_data_type(kFloat);
+    sc.add_float_data(0.5f);
+    *m.g->add_initializer() = sc;
+    m.n->add_input("S");
+    onnx::TensorProto zp;
+    zp.set_name("Z");
+    zp.set_data_type(kUint8);
+    zp.add_dims(3);
+    for (int i = 0; i < 3; ++i) zp.add_int32_data(i);
+    *m.g->add_initializer() = zp;
+    m.n->add_input("Z");
+    m.output("Y");
+    const float x = 1;
+    expect_error(plan_and_run(m, {{"X", {kFloat, {}, &x}}}),
+                 {"node 'q' (QuantizeLinear)", "y_zero_point [3] must have y_scale's shape []"});
+  }
+  {
+    // MatMulNBits: float A with float16 scales (one type parameter, T1).
+    OneNode m("MatMulNBits", "nb", 21);
+    m.n->set_domain("com.microsoft");
+    auto* ms = m.m.add_opset_import();
+    ms->set_domain("com.microsoft");
+    ms->set_version(1);
+    m.input("A", kFloat, {1, 32});
+    onnx::TensorProto b;
+    b.set_name("B");
+    b.set_data_type(kUint8);
+    for (int64_t d : {2, 1, 16}) b.add_dims(d);
+    b.set_raw_data(std::string(32, '\x11'));
+    *m.g->add_initializer() = b;
+    m.n->add_input("B");
+    onnx::TensorProto sc;
+    sc.set_name("S");
+    sc.set_data_type(kFloat16);
+    sc.add_dims(2);
+    sc.set_raw_data(std::string("\x00\x3c\x00\x3c", 4));
+    *m.g->add_initializer() = sc;
+    m.n->add_input("S");
+    m.output("Y").attr_int("K", 32).attr_int("N", 2).attr_int("bits", 4).attr_int("block_size", 32);
+    const std::vector<float> a(32, 1.0f);
+    expect_error(plan_and_run(m, {{"A", {kFloat, {1, 32}, a.data()}}}),
+                 {"node 'nb' (MatMulNBits)", "scales must have A's type float, got float16"});
+  }
+}
+
 TEST(HostileOps, DiffFuzzAnInputTooManyIsRefusedByTheSignature) {
   OneNode m("Abs", "abs", 12);
   m.input("X", kFloat, {2}).input("extra", kFloat, {2}).output("Y");

@@ -45,6 +45,26 @@ def _align_corners_fraction(case):
     return False
 
 
+def _prod_overflows(case):
+    """An integer product over some axis that leaves its type's range (exact in Python ints)."""
+    for a in _feed(case, "iu"):
+        info = np.iinfo(a.dtype)
+        flat = a.reshape(-1, a.shape[-1]) if a.ndim else a.reshape(1, 1)
+        for axis in range(a.ndim or 1):
+            for row in np.moveaxis(a, axis, -1).reshape(-1, a.shape[axis]) if a.ndim else flat:
+                p = 1
+                for v in row.tolist():
+                    p *= int(v)
+                if p < info.min or p > info.max:
+                    return True
+        prod = 1
+        for v in a.ravel().tolist():
+            prod *= int(v)
+        if prod < info.min or prod > info.max:
+            return True
+    return False
+
+
 def _int_edge(case):
     """An integer input holding its type's minimum or maximum (sums and |x| overflow)."""
     return any(a.size and (a.min() == np.iinfo(a.dtype).min or a.max() == np.iinfo(a.dtype).max)
@@ -250,6 +270,18 @@ KNOWN = [
     ("Upsample", "ort_refuses", "mode only supports", None, "ort",
      "linear scaling of axes other than the 2 innermost: ONNX defines it for every axis; "
      "ORT runs only those layouts"),
+    ("InstanceNormalization", "differ", "", lambda c: any(
+        np.abs(a[np.isfinite(a)]).max(initial=0) > 1e18 for a in _feed(c, "f")), "precision",
+     "a 1e30 element: ours accumulates mean and variance in double (a float64 evaluation of the "
+     "formula agrees to 1e-6); in float its square overflows and ORT's output is the bias"),
+    ("ReduceProd", "differ", "", lambda c: bool(_feed(c, "iu")) and _prod_overflows(c),
+     "undefined", "integer overflow of the product: ours wraps like numpy.prod, ORT differs; "
+     "ONNX does not define integer overflow"),
+    ("Mod", "differ", "", lambda c: any(a.dtype.itemsize == 8 and a.dtype.kind in "iu" and
+                                        np.abs(a.astype(np.float64)).max(initial=0) > 2**53
+                                        for a in c.feeds.values()), "ort",
+     "64-bit integers past 2^53: ORT's fmod goes through double and loses the low bits "
+     "(2^64 - 1 mod 7 gives 2); ours computes exactly (1), as numpy.fmod does"),
     ("GroupNormalization", "differ", "nan", lambda c: any(
         np.abs(a[np.isfinite(a)]).max(initial=0) > 1e18 for a in _feed(c, "f")), "precision",
      "a 1e30 element: ours accumulates mean and variance in double; in float its square "

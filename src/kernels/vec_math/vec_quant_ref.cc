@@ -27,6 +27,7 @@ void f32_minmax_ref(const float* x, size_t n, float* lo, float* hi) {
 }
 
 void f32_quantize_u8_ref(const float* x, uint8_t* y, size_t n, float scale, float zp) {
+  if (n == 0) return;  // y may be null (an empty tensor): memset must not see it
   if (scale == 0.0f) {
     std::memset(y, sat_u8(0.0f + zp), n);
     return;

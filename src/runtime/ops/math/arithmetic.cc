@@ -19,14 +19,14 @@ enum class BinOp { kAdd, kSub, kMul, kDiv };
 
 template <typename T, BinOp op>
 inline T apply(T a, T b) {
-  if constexpr (op == BinOp::kAdd) return T(a + b);
-  if constexpr (op == BinOp::kSub) return T(a - b);
-  if constexpr (op == BinOp::kMul) return T(a * b);
+  if constexpr (op == BinOp::kAdd) return wrap_add(a, b);
+  if constexpr (op == BinOp::kSub) return wrap_sub(a, b);
+  if constexpr (op == BinOp::kMul) return wrap_mul(a, b);
   if constexpr (op == BinOp::kDiv) {
     if constexpr (std::is_integral_v<T>) {
       if (b == 0) return T(0);  // defined here instead of a trap
       if constexpr (std::is_signed_v<T>) {
-        if (b == T(-1)) return T(T(0) - a);
+        if (b == T(-1)) return wrap_sub(T(0), a);
       }
     }
     return T(a / b);

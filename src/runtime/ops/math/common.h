@@ -3,14 +3,42 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 
 #include "runtime/kernel.h"
 #include "runtime/ops/dispatch.h"
 
 namespace onnx_prepack::runtime::math {
+
+// a + b, a - b, a * b that wrap in T's width for integers, as numpy (ONNX's
+// reference) does: computed in uint64_t, where wrapping is defined (signed
+// overflow is undefined, and a uint16 product would be promoted to int).
+// Floating types compute as written.
+template <typename T>
+constexpr T wrap_add(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return T(uint64_t(a) + uint64_t(b));
+  else
+    return T(a + b);
+}
+template <typename T>
+constexpr T wrap_sub(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return T(uint64_t(a) - uint64_t(b));
+  else
+    return T(a - b);
+}
+template <typename T>
+constexpr T wrap_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+    return T(uint64_t(a) * uint64_t(b));
+  else
+    return T(a * b);
+}
 
 inline std::unique_ptr<Kernel> make_kernel(std::function<void(const KernelIO&)> fn) {
   return std::make_unique<FnKernel>(std::move(fn));

@@ -89,7 +89,7 @@ std::unique_ptr<Kernel> reduce_kernel(const ReducePlan& plan) {
           });
         } else if constexpr (r == Red::kProd) {
           acc = Acc(1);
-          for_each_reduced(plan, base, [&](int64_t i) { acc = Acc(acc * Acc(x[i])); });
+          for_each_reduced(plan, base, [&](int64_t i) { acc = wrap_mul(acc, Acc(x[i])); });
         } else if constexpr (r == Red::kLogSumExp) {
           double mx = -INFINITY;
           for_each_reduced(plan, base, [&](int64_t i) {
@@ -322,9 +322,9 @@ Result<std::unique_ptr<Kernel>> build_cumsum(BuildContext& ctx) {
                 T v = p[j * s.inner];
                 if (exclusive) {
                   q[j * s.inner] = acc;
-                  acc = T(acc + v);
+                  acc = wrap_add(acc, v);
                 } else {
-                  acc = T(acc + v);
+                  acc = wrap_add(acc, v);
                   q[j * s.inner] = acc;
                 }
               }

@@ -141,6 +141,13 @@ Result<std::unique_ptr<Kernel>> build_quantize(BuildContext& ctx) {
     return ctx.error("output_dtype " + dtype_name(int32_t(out_attr)) +
                      " conflicts with the zero point's type " + dtype_name(ctx.input(2).dtype));
   }
+  // The zero point pairs with the scale element for element (as in DequantizeLinear); a
+  // scalar of one element in either form is the per-tensor case.
+  if (has_zp && ctx.input(2).shape != s->shape &&
+      !(checked_numel(ctx.input(2).shape) == 1 && checked_numel(s->shape) == 1)) {
+    return ctx.error("y_zero_point " + shape_string(ctx.input(2).shape) +
+                     " must have y_scale's shape " + shape_string(s->shape));
+  }
   int32_t yt = has_zp ? ctx.input(2).dtype : int32_t(ctx.attr_int("output_dtype", kUint8));
   if (yt == kUndefined) yt = kUint8;
   if (!is_quant_int(yt) || yt == kInt32) {

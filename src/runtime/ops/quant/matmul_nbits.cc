@@ -212,6 +212,15 @@ Result<std::unique_ptr<Kernel>> build_matmul_nbits(BuildContext& ctx) {
                      " must end in K = " + std::to_string(p.shape.K));
   }
   OP_RETURN_IF_ERROR(check_matmul_nbits_sources(ctx, p));
+  // One type parameter (T1) binds A, the scales and float zero points (ORT's schema).
+  if (ctx.input(2).dtype != a->dtype) {
+    return ctx.error("scales must have A's type " + dtype_name(a->dtype) + ", got " +
+                     dtype_name(ctx.input(2).dtype));
+  }
+  if (ctx.has_input(3) && ctx.input(3).dtype != kUint8 && ctx.input(3).dtype != a->dtype) {
+    return ctx.error("float zero_points must have A's type " + dtype_name(a->dtype) + ", got " +
+                     dtype_name(ctx.input(3).dtype));
+  }
   for (int i = 1; i <= 3; ++i) {
     if (ctx.has_input(i) && ctx.input_value(i) == nullptr) {
       return ctx.error("input " + std::to_string(i) + " ('" + ctx.input(i).name +

@@ -14,9 +14,9 @@ constexpr OpEntry kOps[] = {
     {"QLinearMatMul", build_qlinear_matmul},
     {"ConvInteger", build_conv_integer},
     {"QLinearConv", build_qlinear_conv},
-    {"MatMulNBits", build_matmul_nbits, "com.microsoft"},
-    {"MatMulIntegerToFloat", build_matmul_integer_to_float, "com.microsoft"},
-    {"DynamicQuantizeMatMul", build_dynamic_quantize_matmul, "com.microsoft"},
+    {"MatMulNBits", build_matmul_nbits, "com.microsoft", true},
+    {"MatMulIntegerToFloat", build_matmul_integer_to_float, "com.microsoft", true},
+    {"DynamicQuantizeMatMul", build_dynamic_quantize_matmul, "com.microsoft", true},
 };
 
 }  // namespace
