@@ -15,6 +15,10 @@
 #include "device/cpu_features.h"
 
 namespace onnx_prepack::kernels {
+
+// i8_gemm_vnni256_emulated_avx2.cc: the AVX-VNNI kernel's tiles on AVX2.
+void i8_gemm_vnni256_emulated(const I8GemmShape&, const I8Tile&, const uint8_t*, int64_t, int64_t);
+
 namespace {
 
 struct Rng {
@@ -119,6 +123,8 @@ std::vector<I8GemmKernels> host_kernels() {
   const device::CpuFeatures f = device::host_cpu_features();
   std::vector<I8GemmKernels> out = {i8_gemm_ref_kernels()};
   if (f.avx2) out.push_back({"i8_gemm_avx2", i8_gemm_avx2});
+  if (f.avx2) out.push_back({"i8_gemm_vnni256_emulated", i8_gemm_vnni256_emulated});
+  if (f.avx2 && f.avxvnni) out.push_back({"i8_gemm_avxvnni", i8_gemm_avxvnni});
   if (device::host_isa_level() >= device::IsaLevel::kAvx512 && f.avx512vnni) {
     out.push_back({"i8_gemm_avx512vnni", i8_gemm_avx512vnni});
   }
@@ -213,9 +219,15 @@ TEST(I8Gemm, SelectFallsBackToAvx2WithoutVnni) {
   EXPECT_STREQ(i8_gemm_select(f).name, "i8_gemm_avx2");
   f.avx512f = f.avx512bw = f.avx512dq = f.avx512vl = true;
   EXPECT_STREQ(i8_gemm_select(f).name, "i8_gemm_avx2");
+  f.avxvnni = true;
+  EXPECT_STREQ(i8_gemm_select(f).name, "i8_gemm_avxvnni");
   f.avx512vnni = true;
   EXPECT_STREQ(i8_gemm_select(f).name, "i8_gemm_avx512vnni");
   EXPECT_STREQ(i8_gemm_select(device::CpuFeatures{}).name, "i8_gemm_ref");
+  // Capped at avx2, AVX-VNNI (a VEX extension) stays; without it, AVX2.
+  EXPECT_STREQ(i8_gemm_select(device::cap_cpu_features(f, device::IsaLevel::kAvx2)).name,
+               "i8_gemm_avxvnni");
+  f.avxvnni = false;
   EXPECT_STREQ(i8_gemm_select(device::cap_cpu_features(f, device::IsaLevel::kAvx2)).name,
                "i8_gemm_avx2");
 }

@@ -108,7 +108,7 @@ TEST(MatMulInteger, PackedKernelEqualsLoopsAndOrtBitwise) {
     }
     ++count;
   }
-  EXPECT_EQ(count, 13);
+  EXPECT_EQ(count, 16);
 }
 
 }  // namespace

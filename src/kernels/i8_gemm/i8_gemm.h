@@ -17,7 +17,7 @@
 //   C = sum_k (u - za') (b' - zb')
 //     = dot(u, b') - za' * (colsum(b') - K zb') - zb' * rowsum(u)
 // which the microkernels apply as their epilogue (mod 2^32, unsigned). The
-// dot itself is uint8 x int8: vpdpbusd on VNNI, vpmovzxbw / vpmovsxbw +
+// dot itself is uint8 x int8: vpdpbusd on AVX-512 VNNI and AVX-VNNI, vpmovzxbw / vpmovsxbw +
 // vpmaddwd on AVX2 (exact; vpmaddubsw would saturate), plain loops in _ref.
 #pragma once
 
@@ -76,14 +76,15 @@ using I8GemmUkernel = void (*)(const I8GemmShape& shape, const I8Tile& tile, con
 void i8_gemm_ref(const I8GemmShape&, const I8Tile&, const uint8_t*, int64_t, int64_t);
 void i8_gemm_avx2(const I8GemmShape&, const I8Tile&, const uint8_t*, int64_t, int64_t);
 void i8_gemm_avx512vnni(const I8GemmShape&, const I8Tile&, const uint8_t*, int64_t, int64_t);
+void i8_gemm_avxvnni(const I8GemmShape&, const I8Tile&, const uint8_t*, int64_t, int64_t);
 
 struct I8GemmKernels {
   const char* name;
   I8GemmUkernel fn;
 };
 
-// The best kernel for the features: AVX-512 VNNI, else AVX2 (also on AVX-512
-// without VNNI), else ref.
+// The best kernel for the features: AVX-512 VNNI, else AVX-VNNI, else AVX2
+// (also on AVX-512 without either VNNI), else ref.
 I8GemmKernels i8_gemm_select(const device::CpuFeatures& features);
 I8GemmKernels i8_gemm_ref_kernels();
 

@@ -38,7 +38,10 @@ def write_case(root, case, rng):
     d = os.path.join(root, name)
     os.makedirs(d, exist_ok=True)
     k = xshape[-1]
-    w = rng.integers(-128, 128, size=(k, n)).astype(np.int8)
+    # W from [-64, 63]: onnxruntime's uint8 x int8 kernel on hosts without VNNI adds pairs
+    # of products in saturating int16, inexact at full range (docs/decisions.md); within
+    # this range it is exact everywhere. The fused/unfused checks do not depend on it.
+    w = rng.integers(-64, 64, size=(k, n)).astype(np.int8)
     inits = [numpy_helper.from_array(w, "w")]
     mmi_in = ["xq", "w", "xz"]
     if wzp:

@@ -9,6 +9,7 @@
 #include "runtime/ops/dispatch.h"
 #include "runtime/ops/linalg/gemm.h"
 #include "runtime/ops/linalg/linalg_ops.h"
+#include "runtime/ops/linalg/matmul_geometry.h"
 #include "runtime/weights.h"
 
 namespace onnx_prepack::runtime {
@@ -41,33 +42,16 @@ Result<std::unique_ptr<Kernel>> build_matmul(BuildContext& ctx) {
   // double, integers, and the shape checks of 16-bit floats (matmul_typed.cc).
   if (matmul_typed_dtype(a->dtype) || is_half_float(a->dtype)) return build_matmul_typed(ctx);
   if (a->dtype != kFloat || b->dtype != kFloat) return ctx.error(linalg_type_error(*a, *b));
-  if (a->shape.empty() || b->shape.empty()) return ctx.error("inputs must have rank >= 1");
-  Shape as = a->shape, bs = b->shape;
-  bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
-  if (a_vec) as.insert(as.begin(), 1);
-  if (b_vec) bs.push_back(1);
-  int64_t m = as[as.size() - 2], k = as.back();
-  int64_t kb = bs[bs.size() - 2], n = bs.back();
-  if (k != kb) {
-    return ctx.error("inner dimensions differ: A " + shape_string(a->shape) + ", B " +
-                     shape_string(b->shape));
-  }
-  Shape abatch(as.begin(), as.end() - 2), bbatch(bs.begin(), bs.end() - 2);
-  auto br = broadcast_shapes(abatch, bbatch);
-  if (!br.ok()) return ctx.error("batch dimensions: " + br.status().message());
-  Shape out = *br;
-  Shape batch = out;
-  if (!a_vec) out.push_back(m);
-  if (!b_vec) out.push_back(n);
-  ctx.set_output(0, kFloat, out);
-  int64_t batches = shape_numel(batch);  // dims-lint: ok (broadcast_shapes checked it)
+  OP_ASSIGN_OR_RETURN(const MatMulGeometry g, matmul_geometry(ctx, a->shape, b->shape));
+  const int64_t m = g.m, k = g.k, n = g.n, batches = g.batches;
+  ctx.set_output(0, kFloat, g.out);
 
   // B is one 2-D matrix (no batch dims): A's batch rows fold into M.
-  if (bs.size() == 2) {
-    int64_t rows = shape_numel(abatch) * m;  // dims-lint: ok (A's dims)
-    OP_ASSIGN_OR_RETURN(auto prep, b_vec ? Result<std::shared_ptr<const PreparedB>>(
-                                               std::shared_ptr<const PreparedB>())
-                                         : prepared_b(ctx, 1, false));
+  if (g.b_is_matrix()) {
+    const int64_t rows = batches * m;  // dims-lint: ok (A's dims)
+    OP_ASSIGN_OR_RETURN(auto prep, b->shape.size() == 1 ? Result<std::shared_ptr<const PreparedB>>(
+                                                              std::shared_ptr<const PreparedB>())
+                                                        : prepared_b(ctx, 1, false));
     if (prep) {
       return std::unique_ptr<Kernel>(new FnKernel([prep, rows, k, n](const KernelIO& io) {
         prep->multiply(rows, static_cast<const float*>(io.in[0]), k, static_cast<float*>(io.out[0]),
@@ -81,20 +65,8 @@ Result<std::unique_ptr<Kernel>> build_matmul(BuildContext& ctx) {
     }));
   }
   // Batched: per output batch, offsets into A and B.
-  auto sa = broadcast_strides(abatch, batch);
-  auto sb = broadcast_strides(bbatch, batch);
-  std::vector<int64_t> a_off(static_cast<size_t>(batches)), b_off(static_cast<size_t>(batches));
-  for (int64_t i = 0; i < batches; ++i) {
-    int64_t rem = i, oa = 0, ob = 0;
-    for (size_t d = batch.size(); d-- > 0;) {
-      int64_t idx = rem % batch[d];
-      rem /= batch[d];
-      oa += idx * sa[d];
-      ob += idx * sb[d];
-    }
-    a_off[size_t(i)] = oa * m * k;
-    b_off[size_t(i)] = ob * k * n;
-  }
+  std::vector<int64_t> a_off, b_off;
+  g.batch_offsets(a_off, b_off);
   return std::unique_ptr<Kernel>(new FnKernel([=](const KernelIO& io) {
     const float* ap = static_cast<const float*>(io.in[0]);
     const float* bp = static_cast<const float*>(io.in[1]);

@@ -23,6 +23,7 @@
 #include "runtime/kernel.h"
 #include "runtime/ops/dispatch.h"
 #include "runtime/ops/linalg/linalg_ops.h"
+#include "runtime/ops/linalg/matmul_geometry.h"
 
 namespace onnx_prepack::runtime {
 namespace {
@@ -200,49 +201,17 @@ Result<std::unique_ptr<Kernel>> build_matmul_typed(BuildContext& ctx) {
   OP_ASSIGN_OR_RETURN(const ValueDesc* a, ctx.require_input(0));
   OP_ASSIGN_OR_RETURN(const ValueDesc* b, ctx.require_input(1));
   if (a->dtype != b->dtype) return ctx.error(linalg_type_error(*a, *b));
-  if (a->shape.empty() || b->shape.empty()) return ctx.error("inputs must have rank >= 1");
-  Shape as = a->shape, bs = b->shape;
-  bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
-  if (a_vec) as.insert(as.begin(), 1);
-  if (b_vec) bs.push_back(1);
-  int64_t m = as[as.size() - 2], k = as.back();
-  int64_t kb = bs[bs.size() - 2], n = bs.back();
-  if (k != kb) {
-    return ctx.error("inner dimensions differ: A " + shape_string(a->shape) + ", B " +
-                     shape_string(b->shape));
-  }
-  Shape abatch(as.begin(), as.end() - 2), bbatch(bs.begin(), bs.end() - 2);
-  auto br = broadcast_shapes(abatch, bbatch);
-  if (!br.ok()) return ctx.error("batch dimensions: " + br.status().message());
-  Shape out = *br;
-  Shape batch = out;
-  if (!a_vec) out.push_back(m);
-  if (!b_vec) out.push_back(n);
+  OP_ASSIGN_OR_RETURN(const MatMulGeometry g, matmul_geometry(ctx, a->shape, b->shape));
   // float16/bfloat16 come here for the checks above (their errors name the shapes); the type
   // error then has half_adapter.cc build them for float.
   if (!matmul_typed_dtype(a->dtype)) return ctx.error(linalg_type_error(*a, *b));
-  ctx.set_output(0, a->dtype, out);
-  int64_t batches = shape_numel(batch);  // dims-lint: ok (broadcast_shapes checked it)
-
-  // Per output batch, the offsets of its A and B matrices.
-  auto sa = broadcast_strides(abatch, batch);
-  auto sb = broadcast_strides(bbatch, batch);
-  std::vector<int64_t> a_off(static_cast<size_t>(batches)), b_off(static_cast<size_t>(batches));
-  for (int64_t i = 0; i < batches; ++i) {
-    int64_t rem = i, oa = 0, ob = 0;
-    for (size_t d = batch.size(); d-- > 0;) {
-      int64_t idx = rem % batch[d];
-      rem /= batch[d];
-      oa += idx * sa[d];
-      ob += idx * sb[d];
-    }
-    a_off[size_t(i)] = oa * m * k;  // within A
-    b_off[size_t(i)] = ob * k * n;  // within B
-  }
+  ctx.set_output(0, a->dtype, g.out);
+  std::vector<int64_t> a_off, b_off;
+  g.batch_offsets(a_off, b_off);
   std::unique_ptr<Kernel> kernel;
   dispatch_typed(a->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    kernel = matmul_kernel<T>(m, k, n, batches, std::move(a_off), std::move(b_off));
+    kernel = matmul_kernel<T>(g.m, g.k, g.n, g.batches, std::move(a_off), std::move(b_off));
   });
   return kernel;
 }

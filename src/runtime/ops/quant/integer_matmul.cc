@@ -8,6 +8,7 @@
 
 #include "runtime/kernel.h"
 #include "runtime/ops/dispatch.h"
+#include "runtime/ops/linalg/matmul_geometry.h"
 #include "runtime/ops/quant/quant_ops.h"
 
 namespace onnx_prepack::runtime {
@@ -20,45 +21,22 @@ int32_t load8(int32_t t, const void* p, int64_t i) {
                     : int32_t(static_cast<const uint8_t*>(p)[i]);
 }
 
-// The batched product's geometry.
+// The batched product's geometry (matmul_geometry.h) with its batch offsets.
 struct MatMulPlan {
   int64_t m = 0, k = 0, n = 0, batches = 1;
   std::vector<int64_t> a_off, b_off;  // element offsets per output batch
   Shape out;
 };
 
-Result<MatMulPlan> plan_matmul(const BuildContext& ctx, Shape as, Shape bs) {
-  if (as.empty() || bs.empty()) return ctx.error("inputs must have rank >= 1");
+Result<MatMulPlan> plan_matmul(const BuildContext& ctx, const Shape& as, const Shape& bs) {
+  OP_ASSIGN_OR_RETURN(const MatMulGeometry g, matmul_geometry(ctx, as, bs));
   MatMulPlan p;
-  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
-  if (a_vec) as.insert(as.begin(), 1);
-  if (b_vec) bs.push_back(1);
-  p.m = as[as.size() - 2];
-  p.k = as.back();
-  p.n = bs.back();
-  if (bs[bs.size() - 2] != p.k) {
-    return ctx.error("inner dimensions differ: " + shape_string(as) + " x " + shape_string(bs));
-  }
-  Shape abatch(as.begin(), as.end() - 2), bbatch(bs.begin(), bs.end() - 2);
-  auto br = broadcast_shapes(abatch, bbatch);
-  if (!br.ok()) return ctx.error("batch dimensions: " + br.status().message());
-  const Shape batch = *br;
-  p.out = batch;
-  if (!a_vec) p.out.push_back(p.m);
-  if (!b_vec) p.out.push_back(p.n);
-  p.batches = shape_numel(batch);  // dims-lint: ok (broadcast_shapes checked it)
-  const auto sa = broadcast_strides(abatch, batch), sb = broadcast_strides(bbatch, batch);
-  for (int64_t i = 0; i < p.batches; ++i) {
-    int64_t rem = i, oa = 0, ob = 0;
-    for (size_t d = batch.size(); d-- > 0;) {
-      const int64_t idx = rem % batch[d];
-      rem /= batch[d];
-      oa += idx * sa[d];
-      ob += idx * sb[d];
-    }
-    p.a_off.push_back(oa * p.m * p.k);
-    p.b_off.push_back(ob * p.k * p.n);
-  }
+  p.m = g.m;
+  p.k = g.k;
+  p.n = g.n;
+  p.batches = g.batches;
+  p.out = g.out;
+  g.batch_offsets(p.a_off, p.b_off);
   return p;
 }
 
