@@ -10,6 +10,9 @@ or in the QOperator form quantize_static writes (--form qlinear):
   x float -> QuantizeLinear(uint8) -> QLinearConv(W int8 [Co, Ci, 3, 3], per-channel w_scale,
     w_zero_point 0, int32 B, pads 1, y uint8) x 5 -> DequantizeLinear
 
+(--form qlinear-u8: W uint8 with w_zero_point 128, where ONNX Runtime sums exactly as we do;
+with int8 W its x86 kernels sum pairs of products in saturating int16, docs/decisions.md)
+
 over channels 16 -> 32 -> 64 -> 64 -> 32 -> 16 (5 blocks) on 64 x 64 maps (--size), run by
 our CLI (`run --repeat`) and ONNX Runtime (bench/ort_load.js) at each thread count. Every
 measurement is a fresh process; the configurations are interleaved in a shuffled order per
@@ -17,7 +20,7 @@ round; steady-run medians (min-max) are printed as a markdown table. --cli-befor
 second build of ours (e.g. the direct loops before the int8 GEMM path).
 
 usage: bench/convint_cnn_bench.py --cli build/src/cli/onnx-prepack [--cli-before OLD_CLI]
-         [--form dynamic|qlinear] [--workdir DIR] [--rounds 5] [--runs 10] [--threads 1]
+         [--form dynamic|qlinear|qlinear-u8] [--workdir DIR] [--rounds 5] [--runs 10] [--threads 1]
          [--size 64]
 """
 import argparse
@@ -76,7 +79,7 @@ def make_model(path, size):
     onnx.save(model, path)
 
 
-def make_qlinear_model(path, size):
+def make_qlinear_model(path, size, w_type="s8"):
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -87,12 +90,17 @@ def make_qlinear_model(path, size):
     x, xs, xz = "q_in", "x_s", "x_z"
     for i, (ci, co) in enumerate(zip(CHANNELS, CHANNELS[1:])):
         t = "c%d" % i
-        w = rng.integers(-127, 128, size=(co, ci, 3, 3)).astype(np.int8)
+        if w_type == "u8":  # ORT's exact u8 x u8 kernels (its u8 x s8 pairs saturate in int16)
+            w = rng.integers(1, 256, size=(co, ci, 3, 3)).astype(np.uint8)
+            wz = np.full(co, 128, np.uint8)
+        else:
+            w = rng.integers(-127, 128, size=(co, ci, 3, 3)).astype(np.int8)
+            wz = np.zeros(co, np.int8)
         # y_scale keeps typical outputs inside uint8 (sums of ci * 9 products).
         inits.extend([numpy_helper.from_array(w, t + "_w"),
                       numpy_helper.from_array(
                           (0.002 + 0.002 * rng.random(co)).astype(np.float32), t + "_ws"),
-                      numpy_helper.from_array(np.zeros(co, np.int8), t + "_wz"),
+                      numpy_helper.from_array(wz, t + "_wz"),
                       numpy_helper.from_array(np.array(0.05 * np.sqrt(ci), np.float32), t + "_ys"),
                       numpy_helper.from_array(np.array(64, np.uint8), t + "_yz"),
                       numpy_helper.from_array(
@@ -142,13 +150,17 @@ def main():
     ap.add_argument("--runs-before", type=int, default=2)
     ap.add_argument("--threads", default="1")
     ap.add_argument("--size", type=int, default=64)
-    ap.add_argument("--form", choices=["dynamic", "qlinear"], default="dynamic")
+    ap.add_argument("--form", choices=["dynamic", "qlinear", "qlinear-u8"], default="dynamic")
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
-    qlinear = a.form == "qlinear"
-    model = os.path.join(a.workdir, "%s_cnn_%d.onnx" % ("qlinear" if qlinear else "convint", a.size))
+    qlinear = a.form.startswith("qlinear")
+    model = os.path.join(a.workdir, "%s_cnn_%d.onnx" % (a.form.replace("-", "_") if qlinear
+                                                         else "convint", a.size))
     if not os.path.exists(model):
-        (make_qlinear_model if qlinear else make_model)(model, a.size)
+        if qlinear:
+            make_qlinear_model(model, a.size, "u8" if a.form == "qlinear-u8" else "s8")
+        else:
+            make_model(model, a.size)
     macs = sum(ci * co * 9 for ci, co in zip(CHANNELS, CHANNELS[1:])) * a.size * a.size
     print("%s CNN: %s, %d %s 3x3 on %dx%d maps (%.0f M MACs), "
           "%d rounds, %d steady runs each\n" % ("QOperator" if qlinear else "quantize_dynamic",
