@@ -143,13 +143,16 @@ class GemmConvInteger final : public Kernel {
     auto* cblock =
         reinterpret_cast<int32_t*>(gemm_scratch + kernels::i8_gemm_scratch_bytes(shape_, block_));
     int32_t* zb = cblock + block32_bytes() / 4;
-    float* mult = reinterpret_cast<float*>(zb + round64(uint64_t(g_.m) * 4) / 4);
-    uint8_t* qblock = reinterpret_cast<uint8_t*>(mult + round64(uint64_t(g_.m) * 4) / 4);
     const int32_t xz = op_.xz >= 0 ? load8(op_.xt, io.in[size_t(op_.xz)], 0) : 0;
     for (int64_t m = 0; m < op_.wzn; ++m) zb[m] = load8(op_.wt, io.in[size_t(op_.wz)], m);
+    // QLinearConv's multipliers and requantized block follow the zero points.
+    float* mult = nullptr;
+    uint8_t* qblock = nullptr;
     int32_t yz = 0;
     const int32_t* bias = nullptr;
     if (op_.requant) {
+      mult = reinterpret_cast<float*>(zb + round64(uint64_t(g_.m) * 4) / 4);
+      qblock = reinterpret_cast<uint8_t*>(mult + round64(uint64_t(g_.m) * 4) / 4);
       for (int64_t m = 0; m < g_.m; ++m) mult[m] = int_conv_multiplier(op_, io, m);
       yz = load8(op_.yt, io.in[size_t(op_.yz)], 0);
       if (op_.bias >= 0) bias = static_cast<const int32_t*>(io.in[size_t(op_.bias)]);
