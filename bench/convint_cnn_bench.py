@@ -1,8 +1,17 @@
 #!/usr/bin/python3
-"""ConvInteger benchmark: a CNN as onnxruntime's quantize_dynamic writes it, blocks of
+"""ConvInteger / QLinearConv benchmark: a CNN as onnxruntime's quantize_dynamic writes it
+(--form dynamic, the default), blocks of
 
   x float -> DynamicQuantizeLinear -> ConvInteger(W uint8 [Co, Ci, 3, 3], pads 1, zero point)
     -> Cast(float) -> Mul(x_scale * w_scale) -> Add(bias [Co, 1, 1]) -> Relu
+
+or in the QOperator form quantize_static writes (--form qlinear):
+
+  x float -> QuantizeLinear(uint8) -> QLinearConv(W int8 [Co, Ci, 3, 3], per-channel w_scale,
+    w_zero_point 0, int32 B, pads 1, y uint8) x 5 -> DequantizeLinear
+
+(--form qlinear-u8: W uint8 with w_zero_point 128, where ONNX Runtime sums exactly as we do;
+with int8 W its x86 kernels sum pairs of products in saturating int16, docs/decisions.md)
 
 over channels 16 -> 32 -> 64 -> 64 -> 32 -> 16 (5 blocks) on 64 x 64 maps (--size), run by
 our CLI (`run --repeat`) and ONNX Runtime (bench/ort_load.js) at each thread count. Every
@@ -11,7 +20,8 @@ round; steady-run medians (min-max) are printed as a markdown table. --cli-befor
 second build of ours (e.g. the direct loops before the int8 GEMM path).
 
 usage: bench/convint_cnn_bench.py --cli build/src/cli/onnx-prepack [--cli-before OLD_CLI]
-         [--workdir DIR] [--rounds 5] [--runs 10] [--threads 1] [--size 64]
+         [--form dynamic|qlinear|qlinear-u8] [--workdir DIR] [--rounds 5] [--runs 10] [--threads 1]
+         [--size 64]
 """
 import argparse
 import json
@@ -69,6 +79,47 @@ def make_model(path, size):
     onnx.save(model, path)
 
 
+def make_qlinear_model(path, size, w_type="s8"):
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(1)
+    inits = [numpy_helper.from_array(np.array(1.0 / 64, np.float32), "x_s"),
+             numpy_helper.from_array(np.array(128, np.uint8), "x_z")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "x_s", "x_z"], ["q_in"])]
+    x, xs, xz = "q_in", "x_s", "x_z"
+    for i, (ci, co) in enumerate(zip(CHANNELS, CHANNELS[1:])):
+        t = "c%d" % i
+        if w_type == "u8":  # ORT's exact u8 x u8 kernels (its u8 x s8 pairs saturate in int16)
+            w = rng.integers(1, 256, size=(co, ci, 3, 3)).astype(np.uint8)
+            wz = np.full(co, 128, np.uint8)
+        else:
+            w = rng.integers(-127, 128, size=(co, ci, 3, 3)).astype(np.int8)
+            wz = np.zeros(co, np.int8)
+        # y_scale keeps typical outputs inside uint8 (sums of ci * 9 products).
+        inits.extend([numpy_helper.from_array(w, t + "_w"),
+                      numpy_helper.from_array(
+                          (0.002 + 0.002 * rng.random(co)).astype(np.float32), t + "_ws"),
+                      numpy_helper.from_array(wz, t + "_wz"),
+                      numpy_helper.from_array(np.array(0.05 * np.sqrt(ci), np.float32), t + "_ys"),
+                      numpy_helper.from_array(np.array(64, np.uint8), t + "_yz"),
+                      numpy_helper.from_array(
+                          rng.integers(-2000, 2000, size=co).astype(np.int32), t + "_b")])
+        nodes.append(helper.make_node(
+            "QLinearConv", [x, xs, xz, t + "_w", t + "_ws", t + "_wz", t + "_ys", t + "_yz",
+                            t + "_b"], [t + "_y"], pads=[1, 1, 1, 1]))
+        x, xs, xz = t + "_y", t + "_ys", t + "_yz"
+    nodes.append(helper.make_node("DequantizeLinear", [x, xs, xz], ["y"]))
+    g = helper.make_graph(
+        nodes, "qlinear_cnn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, CHANNELS[0], size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, CHANNELS[-1], size, size])],
+        initializer=inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    onnx.save(model, path)
+
+
 def dims(size):
     return "1x%dx%dx%d" % (CHANNELS[0], size, size)
 
@@ -99,15 +150,23 @@ def main():
     ap.add_argument("--runs-before", type=int, default=2)
     ap.add_argument("--threads", default="1")
     ap.add_argument("--size", type=int, default=64)
+    ap.add_argument("--form", choices=["dynamic", "qlinear", "qlinear-u8"], default="dynamic")
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
-    model = os.path.join(a.workdir, "convint_cnn_%d.onnx" % a.size)
+    qlinear = a.form.startswith("qlinear")
+    model = os.path.join(a.workdir, "%s_cnn_%d.onnx" % (a.form.replace("-", "_") if qlinear
+                                                         else "convint", a.size))
     if not os.path.exists(model):
-        make_model(model, a.size)
+        if qlinear:
+            make_qlinear_model(model, a.size, "u8" if a.form == "qlinear-u8" else "s8")
+        else:
+            make_model(model, a.size)
     macs = sum(ci * co * 9 for ci, co in zip(CHANNELS, CHANNELS[1:])) * a.size * a.size
-    print("quantize_dynamic CNN: %s, %d ConvInteger 3x3 on %dx%d maps (%.0f M MACs), "
-          "%d rounds, %d steady runs each\n" % (dims(a.size), len(CHANNELS) - 1, a.size, a.size,
-                                               macs / 1e6, a.rounds, a.runs))
+    print("%s CNN: %s, %d %s 3x3 on %dx%d maps (%.0f M MACs), "
+          "%d rounds, %d steady runs each\n" % ("QOperator" if qlinear else "quantize_dynamic",
+                                               dims(a.size), len(CHANNELS) - 1,
+                                               "QLinearConv" if qlinear else "ConvInteger", a.size,
+                                               a.size, macs / 1e6, a.rounds, a.runs))
     head = "| threads | ours steady (ms) | ORT steady (ms) | ours / ORT |"
     if a.cli_before:
         head += " ours before (ms) |"

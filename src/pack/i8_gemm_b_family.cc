@@ -6,11 +6,12 @@
 // type are applied at run time, so the entries carry no lineage and all consumers of one B share
 // one entry.
 //
-// The same panels also hold ConvInteger's constant W [M, C, k...] (input 1,
-// attribute group 1, C > 1: depthwise and grouped W stay kernel-owned at run
-// time) as B [C * prod(kernel), M], in the i8_conv_w formats: the panels, then
-// W's dims for the decoder. A W is never 2-D, so the source's rank tells the
-// two uses apart.
+// The same panels also hold the constant W [M, C, k...] of ConvInteger (input
+// 1) and QLinearConv (input 3, w), attribute group 1, C > 1 (depthwise and
+// grouped W stay kernel-owned at run time), as B [C * prod(kernel), M], in the
+// i8_conv_w formats: the panels, then W's dims for the decoder. A W is never
+// 2-D, so the source's rank tells the two uses apart; the two operators share
+// one entry of a W (its scales and zero points are applied at run time).
 #include <string>
 #include <vector>
 
@@ -46,7 +47,7 @@ class I8GemmBFamily final : public PackFamily {
     if (i8_gemm_b_format(data_type) == nullptr) return false;
     const bool onnx = node.domain().empty() || node.domain() == "ai.onnx";
     const std::string& op = node.op_type();
-    if (onnx && op == "ConvInteger" && input == 1) {
+    if (onnx && ((op == "ConvInteger" && input == 1) || (op == "QLinearConv" && input == 3))) {
       // The runtime's GEMM path: one group, more than one input channel.
       return dims.size() >= 3 && dims[1] > 1 && group_of(node) == 1;
     }

@@ -331,7 +331,7 @@ onnx::StructTypeProto i8_conv_w_struct_type(const I8GemmBFormat& f) {
   onnx::StructTypeProto t;
   t.set_name(std::string(f.name));
   t.set_doc_string(
-      std::string("ConvInteger (group 1) ") + type_word(f.source_type) +
+      std::string("ConvInteger / QLinearConv (group 1) ") + type_word(f.source_type) +
       " W [M, C, k...] as the integer GEMM B [K, N] (K = C * prod(kernel), N = M) of " +
       std::string(b->name) + ": per panel of 16 output channels, k_groups = ceil(K / 4) groups " +
       "of 16 channels x 4 k (byte 4j + r of group g: channel 16p + j, flattened index 4g + r of " +

@@ -51,7 +51,7 @@ Status i8_gemm_b_check_entry(const I8GemmBFormat& f, const onnx::StructTypeProto
 Status i8_gemm_b_pack(const kernels::I8GemmShape& s, std::span<const uint8_t> b,
                       std::span<uint8_t> out);
 
-// ConvInteger's constant W [M, C, k...] (group 1) as the same panels: B [K, N]
+// ConvInteger's and QLinearConv's constant W [M, C, k...] (group 1) as the same panels: B [K, N]
 // with K = C * prod(kernel), N = M, packed from W's [N, K] layout (B's
 // transpose), then W's dims (int64 [rank]) so that the decoder rebuilds W
 // exactly. One format per source type, like B's.

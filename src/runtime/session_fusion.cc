@@ -1,5 +1,5 @@
-// The plan's fusion passes: MatMulInteger with its Cast / Mul / Add / Relu
-// becomes one kernel (kernel.h, IntegerMatMulEpilogue); a run of consecutive
+// The plan's fusion passes: MatMulInteger or ConvInteger with its Cast / Mul /
+// Add / Relu becomes one kernel (kernel.h, IntegerMatMulEpilogue); a run of consecutive
 // float elementwise steps over one shape becomes one FusedPointwise kernel
 // (pointwise_fusion.h). Values only the
 // run reads live in scratch tiles and leave the arena; values read later, or
@@ -31,11 +31,13 @@ bool fusion_disabled_by_env() {
 
 }  // namespace
 
-// MatMulInteger (a kernel that takes a float epilogue) -> Cast(float) ->
-// Mul(scale) [-> Add(bias)] [-> Relu] becomes one step, at the position of the
-// chain's last step (the scale may be computed after the MatMulInteger, by the
-// Mul of the two scales quantize_dynamic writes). The scale and the bias are
-// one float or one per output column (shape [.., 1, N]); every intermediate
+// MatMulInteger or ConvInteger (a kernel that takes a float epilogue) ->
+// Cast(float) -> Mul(scale) [-> Add(bias)] [-> Relu] becomes one step, at the
+// position of the chain's last step (the scale may be computed after the
+// product, by the Mul of the two scales quantize_dynamic writes). The scale
+// and the bias are one float or one per output column (shape [.., 1, N]) of a
+// MatMulInteger, per output channel (shape [M, 1, ...] or [1, M, 1, ...]) of a
+// ConvInteger; every intermediate
 // value must be read by the next step alone, be no graph output and share no
 // storage. Bitwise equal to the steps run apart (IntegerMatMulEpilogue).
 void Session::fuse_integer_matmul() {
@@ -72,14 +74,20 @@ void Session::fuse_integer_matmul() {
     return p != nullptr && p->kind == PointwiseDesc::kBinary ? p->op : -1;
   };
   // The count of a scale or bias operand: 1, or n for shape [.., 1, n] (rank
-  // at most the output's); 0 when the epilogue cannot read it.
-  auto column_operand = [&](int id, const Shape& out, int64_t n) -> int64_t {
+  // at most the output's) of a MatMulInteger, for shape [[1,] n, 1, ...] (n
+  // broadcast onto the output's channel axis 1) of a ConvInteger; 0 when the
+  // epilogue cannot read it.
+  auto column_operand = [&](int id, const Shape& out, int64_t n, bool conv) -> int64_t {
     if (id < 0) return 0;
     const ValueDesc& d = values_[size_t(id)].desc;
     if (d.dtype != kFloat || d.shape.size() > out.size()) return 0;
     const int64_t count = shape_numel(d.shape);
     if (count == 1) return 1;
-    if (d.shape.empty() || d.shape.back() != n || count != n) return 0;
+    if (count != n || d.shape.empty()) return 0;
+    if (!conv) return d.shape.back() == n ? n : 0;
+    // Right-aligned against [N, M, spatial...]: n must sit at the channel axis.
+    const size_t lead = out.size() - d.shape.size();
+    if (lead > 1 || d.shape[1 - lead] != n) return 0;
     return n;
   };
 
@@ -87,13 +95,15 @@ void Session::fuse_integer_matmul() {
   std::vector<std::pair<int, Step>> placed;  // the fused step and the position it takes
   for (int mi = 0; mi < int(steps_.size()); ++mi) {
     Step& mm = steps_[size_t(mi)];
-    if (drop[size_t(mi)] || mm.kernel == nullptr || op_type(mi) != "MatMulInteger" ||
-        mm.out.size() != 1 || mm.out[0] < 0 || values_[size_t(mm.out[0])].desc.dtype != kInt32)
+    if (drop[size_t(mi)] || mm.kernel == nullptr ||
+        (op_type(mi) != "MatMulInteger" && op_type(mi) != "ConvInteger") || mm.out.size() != 1 ||
+        mm.out[0] < 0 || values_[size_t(mm.out[0])].desc.dtype != kInt32)
       continue;
+    const bool conv = op_type(mi) == "ConvInteger";
     const int prod = mm.out[0];
     const Shape shape = values_[size_t(prod)].desc.shape;
-    if (shape.empty()) continue;
-    const int64_t n = shape.back();
+    if (shape.size() < (conv ? 3u : 1u)) continue;
+    const int64_t n = conv ? shape[1] : shape.back();  // the epilogue's columns
     const int ci = sole_reader(prod);
     if (ci < 0 || op_type(ci) != "Cast") continue;
     const int cast_out = steps_[size_t(ci)].out[0];
@@ -104,7 +114,7 @@ void Session::fuse_integer_matmul() {
     if (mul.in.size() != 2 || values_[size_t(mul.out[0])].desc.shape != shape) continue;
     const int scale = mul.in[0] == cast_out ? mul.in[1] : mul.in[0];
     IntegerMatMulEpilogue e;
-    e.scale_n = column_operand(scale, shape, n);
+    e.scale_n = column_operand(scale, shape, n, conv);
     if (e.scale_n == 0) continue;
     std::vector<int> chain = {mi, ci, ki};
     int bias = -1, last = mul.out[0];
@@ -113,7 +123,7 @@ void Session::fuse_integer_matmul() {
         values_[size_t(steps_[size_t(ai)].out[0])].desc.shape == shape) {
       const Step& add = steps_[size_t(ai)];
       const int other = add.in[0] == last ? add.in[1] : add.in[0];
-      if (const int64_t bn = column_operand(other, shape, n); bn > 0) {
+      if (const int64_t bn = column_operand(other, shape, n, conv); bn > 0) {
         bias = other;
         e.bias_n = bn;
         e.bias_first = add.in[0] != last;
@@ -132,7 +142,7 @@ void Session::fuse_integer_matmul() {
     if (k == nullptr) continue;
     Step fused;
     fused.node = mm.node;
-    fused.label = "FusedMatMulInteger";
+    fused.label = conv ? "FusedConvInteger" : "FusedMatMulInteger";
     fused.kernel = std::move(k);
     fused.in = mm.in;
     fused.in.resize(4, -1);

@@ -468,7 +468,7 @@ TEST(I8ConvWFormat, CheckEntryRefusesOtherDimsSourceTypesAndTypes) {
   EXPECT_FALSE(i8_conv_w_check_entry(kI8ConvWPanel16, no_shape, dims, kInt8, src).ok());
 }
 
-TEST(I8GemmBFamily, ConvIntegerWGroupOne) {
+TEST(I8GemmBFamily, ConvIntegerAndQLinearConvWGroupOne) {
   const PackFamily* family = find_pack_family("i8_gemm_b");
   ASSERT_NE(family, nullptr);
   onnx::NodeProto conv;
@@ -493,6 +493,20 @@ TEST(I8GemmBFamily, ConvIntegerWGroupOne) {
   onnx::NodeProto ms = conv;
   ms.set_domain("com.microsoft");
   EXPECT_FALSE(family->eligible(ms, 1, kInt8, d));
+  // QLinearConv's w (input 3) is the same use; its x (0) and w_zero_point (5) are not.
+  onnx::NodeProto qlc;
+  qlc.set_op_type("QLinearConv");
+  for (const char* i : {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "B"}) qlc.add_input(i);
+  EXPECT_EQ(family_for(qlc, 3, kInt8, d), family);
+  EXPECT_EQ(family_for(qlc, 3, kUint8, std::vector<int64_t>{33, 7, 1, 1}), family);
+  EXPECT_FALSE(family->eligible(qlc, 0, kUint8, std::vector<int64_t>{2, 3, 9, 9}));
+  EXPECT_FALSE(family->eligible(qlc, 1, kInt8, d));
+  EXPECT_FALSE(family->eligible(qlc, 5, kInt8, std::vector<int64_t>{18}));
+  EXPECT_FALSE(family->eligible(qlc, 3, kInt8, std::vector<int64_t>{18, 1, 3, 3}));  // depthwise
+  onnx::NodeProto qgrouped = qlc;
+  *qgrouped.add_attribute() = *g;
+  qgrouped.mutable_attribute(0)->set_i(3);
+  EXPECT_FALSE(family->eligible(qgrouped, 3, kInt8, d));
   EXPECT_EQ(family_of_format("i8_conv_w_panel16"), family);
   EXPECT_EQ(family_of_format("u8_conv_w_panel16"), family);
 

@@ -1,11 +1,14 @@
-// Persisted ConvInteger W packs (the i8_gemm_b family's i8_conv_w formats)
-// through the CLI, on a quantize_dynamic-form CNN
+// Persisted ConvInteger and QLinearConv W packs (the i8_gemm_b family's
+// i8_conv_w formats) through the CLI, on a quantize_dynamic-form CNN
 // (tests/runtime/quant/make_quantize_dynamic_cnn.py: DynamicQuantizeLinear ->
 // ConvInteger (group 1; uint8 and int8 W, 3x3 and 1x1) -> Cast -> Mul):
 // `compile` writes one entry per W, explain and a run map every one (hits),
 // the compiled run's output is bitwise the source model's (misses packed now)
 // and the plain one's (kernel-owned packs), and a flipped payload byte is a
 // corrupt_payload miss of that weight only with the output still bitwise equal.
+// The same, without the corruption, on a QOperator-form CNN
+// (tests/runtime/quant/make_qlinear_cnn.py: QuantizeLinear -> QLinearConv x 5
+// -> DequantizeLinear, one of them depthwise and so not persisted).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -143,6 +146,63 @@ TEST(ConvIntegerPack, CompiledEntriesAreHitsBitwiseEqualToMisses) {
                                       kHits[2], kHits[3]}))
       << log;
   EXPECT_EQ(slurp(dir.file("corrupt/y.npy")), want) << "a repacked miss != the source's";
+}
+
+const std::vector<std::string> kQHits = {"q0 hit - u8_conv_w_panel16", "q1 hit - i8_conv_w_panel16",
+                                         "q2 hit - i8_conv_w_panel16",
+                                         "q4 hit - u8_conv_w_panel16"};
+
+TEST(QLinearConvPack, CompiledEntriesAreHitsBitwiseEqualToMissesAndPlain) {
+  if (!python_available()) GTEST_SKIP() << "python3-onnx missing";
+  testing::TempDir dir;
+  const std::string cli = "timeout 120 " + std::string(OP_CLI_PATH);
+  std::string log;
+  ASSERT_EQ(testing::run_command("/usr/bin/python3 " + std::string(OP_SOURCE_DIR) +
+                                     "/tests/runtime/quant/make_qlinear_cnn.py " + dir.path(),
+                                 &log),
+            0)
+      << log;
+  const std::string plain = dir.file("model.onnx"), compiled = dir.file("c.onnx");
+  const std::string in = " --input x=" + dir.file("x.npy") + " --memo-dir " + dir.file("memo");
+
+  ASSERT_EQ(testing::run_command(cli + " compile " + plain + " -o " + compiled, &log), 0) << log;
+  EXPECT_NE(log.find("compiled 4 entries"), std::string::npos) << log;
+  ASSERT_EQ(testing::run_command(cli + " check " + compiled, &log), 0) << log;
+  ASSERT_EQ(testing::run_command(cli + " explain " + compiled + " --json", &log), 0) << log;
+  EXPECT_EQ(decisions(dir, log), kQHits) << log;
+
+  ASSERT_EQ(testing::run_command(cli + " run " + compiled + in +
+                                     " --cache off --json --output-dir " + dir.file("hit"),
+                                 &log),
+            0)
+      << log;
+  EXPECT_EQ(decisions(dir, log), kQHits) << log;
+  ASSERT_EQ(testing::run_command(
+                cli + " run " + plain + in + " --cache off --json --output-dir " + dir.file("miss"),
+                &log),
+            0)
+      << log;
+  EXPECT_EQ(decisions(dir, log),
+            (std::vector<std::string>{
+                "q0 miss not_found u8_conv_w_panel16", "q1 miss not_found i8_conv_w_panel16",
+                "q2 miss not_found i8_conv_w_panel16", "q4 miss not_found u8_conv_w_panel16"}))
+      << log;
+  ASSERT_EQ(
+      testing::run_command(
+          cli + " run " + plain + in + " --weights plain --output-dir " + dir.file("plain"), &log),
+      0)
+      << log;
+  const std::string want = slurp(dir.file("miss/y.npy"));
+  ASSERT_FALSE(want.empty());
+  EXPECT_EQ(slurp(dir.file("hit/y.npy")), want) << "hits != misses";
+  EXPECT_EQ(slurp(dir.file("plain/y.npy")), want) << "kernel-owned packs != misses";
+  ASSERT_EQ(testing::run_command("ONNX_PREPACK_MAX_ISA=ref " + cli + " run " + compiled + in +
+                                     " --cache off --json --output-dir " + dir.file("ref"),
+                                 &log),
+            0)
+      << log;
+  EXPECT_EQ(decisions(dir, log), kQHits) << log;
+  EXPECT_EQ(slurp(dir.file("ref/y.npy")), want) << "capped at ref != the host's kernels";
 }
 
 }  // namespace
