@@ -7,6 +7,8 @@ weights as DequantizeLinear (per column) -> MatMul,
 (tests/runtime/quant/make_qdq_weight_models.py, default S 128, D 768, F 3072), run
 
   exact     our CLI, `run` (the float product, the dequantized weights packed at plan time)
+  plain     our CLI, `run --weights plain` (the float product, B packed into scratch at every
+            run: what the exact path did before it packed the folded weight once)
   integer   our CLI, `run --qdq integer` (DynamicQuantizeMatMul, W packed at plan time)
   compiled  our CLI, `run --qdq integer` on `compile --qdq integer`'s output (W's entries hit)
   ORT       ONNX Runtime (bench/ort_load.js; its CPU provider fuses each unit into MatMulNBits)
@@ -105,11 +107,12 @@ def main():
     s, d, _ = a.ffn.split(",")
     dims = "%sx%s" % (s, d)
     print("\nweight-only QDQ FFN %s, %d rounds, %d steady runs each\n" % (a.ffn, a.rounds, a.runs))
-    print("| threads | exact (ms) | integer (ms) | integer, compiled (ms) | ORT (ms) | "
-          "exact / ORT | integer / ORT | compiled / ORT |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| threads | plain (ms) | exact (ms) | integer (ms) | integer, compiled (ms) | "
+          "ORT (ms) | plain / ORT | exact / ORT | integer / ORT | compiled / ORT |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for t in (int(v) for v in a.threads.split(",")):
         configs = {
+            "plain": lambda: ours(a.cli, model, dims, t, a.runs, ["--weights", "plain"]),
             "exact": lambda: ours(a.cli, model, dims, t, a.runs, []),
             "integer": lambda: ours(a.cli, model, dims, t, a.runs, ["--qdq", "integer"]),
             "compiled": lambda: ours(a.cli, compiled, dims, t, a.runs, ["--qdq", "integer"]),
@@ -122,10 +125,11 @@ def main():
             for k in order:
                 results[k].append(configs[k]())
         o = statistics.median(results["ort"])
-        print("| %d | %s | %s | %s | %s | %.2f | %.2f | %.2f |" % (
-            t, fmt(results["exact"]), fmt(results["integer"]), fmt(results["compiled"]),
-            fmt(results["ort"]), statistics.median(results["exact"]) / o,
-            statistics.median(results["integer"]) / o, statistics.median(results["compiled"]) / o))
+        med = {k: statistics.median(v) for k, v in results.items()}
+        print("| %d | %s | %s | %s | %s | %s | %.2f | %.2f | %.2f | %.2f |" % (
+            t, fmt(results["plain"]), fmt(results["exact"]), fmt(results["integer"]),
+            fmt(results["compiled"]), fmt(results["ort"]), med["plain"] / o, med["exact"] / o,
+            med["integer"] / o, med["compiled"] / o))
         sys.stdout.flush()
 
 

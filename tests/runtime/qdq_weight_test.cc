@@ -2,16 +2,18 @@
 // tests/runtime/quant/make_qdq_weight_models.py: weight-only ones
 // (DequantizeLinear of a constant int8 / uint8 weight into MatMul, 2-D and
 // batched A, and Gemm, transB 0 and 1, bias or not; per tensor and per
-// column, with and without zero points) and full MatMul ones (DQ, DQ ->
-// MatMul -> QuantizeLinear; int8 W per column, uint8 W per tensor). ONNX
+// column, with and without zero points) and full ones (DQ, DQ -> MatMul ->
+// QuantizeLinear; DQ, DQ, DQ(int32 bias) -> Conv -> QuantizeLinear; int8 W
+// per column / channel, uint8 W per tensor). ONNX
 // Runtime runs every model, and its integer form (DynamicQuantizeMatMul /
 // QLinearMatMul nodes), in one node process.
 //
 //   exact    (the default) the ONNX semantics: within 1e-6 of float64 (a
 //            full unit within one step of y's scale: its QuantizeLinear
 //            rounds), the dequantized weight packed once at plan time;
-//   integer  each unit runs as its integer node: bitwise the integer form
-//            of the model run apart; a weight-only unit within a small
+//   integer  each unit runs as its integer node (DynamicQuantizeMatMul,
+//            QLinearMatMul, QLinearConv): bitwise the integer form of the
+//            model run apart; a weight-only unit within a small
 //            multiple of ONNX Runtime's own error against float64, a full
 //            unit within one step (bitwise ONNX Runtime's output for the
 //            uint8 W; with int8 W ONNX Runtime's U8S8 kernel saturates int16
