@@ -292,6 +292,7 @@ typedef struct op_compile_options {
    * NULL = none. */
   void (*progress)(size_t done, size_t total, const char* what, void* user);
   void* progress_user;
+  int32_t qdq; /* op_qdq_mode: OP_QDQ_INTEGER also packs W of weight-only QDQ units (int8 B) */
 } op_compile_options;
 
 typedef struct op_compile_summary {
@@ -321,7 +322,14 @@ typedef struct op_session_options {
   uint64_t cache_max_bytes; /* 0 = unbounded; default 4 GiB */
   const char* memo_dir;     /* NULL = default */
   int32_t plain_weights;    /* 1: no resolver, no packing: B used in place (comparison) */
+  /* Weight-only QDQ units (DequantizeLinear of a constant int8/uint8 weight
+   * into MatMul/Gemm): OP_QDQ_EXACT (0, the default) computes the graph's
+   * float product; OP_QDQ_INTEGER runs them on the int8 kernels with A
+   * quantized on the fly (ONNX Runtime's way; changes the output). */
+  int32_t qdq;
 } op_session_options;
+
+typedef enum op_qdq_mode { OP_QDQ_EXACT = 0, OP_QDQ_INTEGER = 1 } op_qdq_mode;
 
 OP_API op_session_options op_session_options_default(void);
 

@@ -45,6 +45,7 @@ struct EngineOptions {
   std::string memo_dir;                     // memo records for kMemo; "" = MemoStore::default_dir()
   uint32_t threads = kDefaultThreads;       // one pool for hashing, packing, kernels; 0 = all cores
   WeightMode weights = kDefaultWeightMode;  // through the resolver, or initializers as they are
+  QdqMode qdq = kDefaultQdqMode;  // weight-only QDQ units: float product, or integer kernels
 };
 
 // Milliseconds of the phases of the last plan (and of the runs after it).
@@ -124,6 +125,9 @@ struct CompileOptions {
   // bytes into the output's data file, so the output stands alone; true keeps
   // referencing the source's data files when they lie in the output's folder.
   bool reference_source_data = false;
+  // kInteger: weight-only QDQ units get the entry `run` with the same
+  // option reads (one i8_gemm_b entry per W); kExact writes none for them.
+  QdqMode qdq = kDefaultQdqMode;
   // Progress, phase by phase (docs/cli.md, "compile"): `what` is "hashing NAME"
   // before each eligible weight use (done/total over the uses), "packing NAME"
   // before each payload is packed (done/total over the payloads), then with

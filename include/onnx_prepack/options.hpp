@@ -30,6 +30,19 @@ inline constexpr WeightMode kDefaultWeightMode = WeightMode::kPacked;
 std::string_view weight_mode_name(WeightMode m);  // "packed" / "plain"
 std::optional<WeightMode> weight_mode_from_name(std::string_view name);
 
+// How a weight-only QDQ unit (DequantizeLinear of a constant int8 / uint8
+// weight feeding MatMul or Gemm) and a full QDQ unit run (docs/runtime.md,
+// "QDQ units"; docs/decisions.md): kExact computes what the graph says (the
+// weight dequantized once at plan time, a float product); kInteger rewrites
+// the unit onto the integer kernels (A quantized on the fly), as ONNX
+// Runtime's CPU provider does, which changes the output by a quantization
+// error. Exact by default: the engine never changes what a model computes
+// unless asked.
+enum class QdqMode : uint8_t { kExact, kInteger };
+inline constexpr QdqMode kDefaultQdqMode = QdqMode::kExact;
+std::string_view qdq_mode_name(QdqMode m);  // "exact" / "integer"
+std::optional<QdqMode> qdq_mode_from_name(std::string_view name);
+
 // Where misses are written back and looked up (format.md §7.1). No store when `dir`
 // is empty: that is the one meaning of "no cache" inside the engine.
 struct CacheLocation {

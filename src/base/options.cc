@@ -32,6 +32,14 @@ std::optional<WeightMode> weight_mode_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view qdq_mode_name(QdqMode m) { return m == QdqMode::kInteger ? "integer" : "exact"; }
+
+std::optional<QdqMode> qdq_mode_from_name(std::string_view name) {
+  if (name == "exact") return QdqMode::kExact;
+  if (name == "integer") return QdqMode::kInteger;
+  return std::nullopt;
+}
+
 CacheLocation cache_location_from_arg(std::string_view arg) {
   CacheLocation c;
   if (arg != kCacheOffName) c.dir = std::string(arg);

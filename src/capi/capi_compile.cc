@@ -38,6 +38,12 @@ op_status_code op_compile(const char* src_path, const char* dst_path,
     }
     if (co.targets.empty()) co.targets.push_back("host");
     if (o.digest != nullptr) co.digest = o.digest;
+    if (o.qdq != OP_QDQ_EXACT && o.qdq != OP_QDQ_INTEGER) {
+      return invalid_argument(std::string(kFn) +
+                              ": qdq must be OP_QDQ_EXACT (0) or OP_QDQ_INTEGER (1), got " +
+                              std::to_string(o.qdq));
+    }
+    co.qdq = o.qdq == OP_QDQ_INTEGER ? QdqMode::kInteger : QdqMode::kExact;
     co.lift_constants = o.lift_constants != 0;
     co.threads = o.n_threads;
     co.memo = o.no_memo == 0;

@@ -104,6 +104,12 @@ int cmd_compile(int argc, char** argv) {
   options.memo = !args->has("no-memo");
   options.reference_source_data = args->has("reference-source-data");
   options.memo_dir = args->get("memo-dir").value_or("");
+  const std::string qdq(args->get("qdq").value_or(std::string(qdq_mode_name(options.qdq))));
+  std::optional<QdqMode> qdq_mode = qdq_mode_from_name(qdq);
+  if (!qdq_mode) {
+    return usage_error(spec, "--qdq must be exact or integer, got '" + qdq + "'");
+  }
+  options.qdq = *qdq_mode;
   options.progress = progress;
   auto summary = compile_model(args->positionals()[0], *args->get("output"), options);
   end_progress();

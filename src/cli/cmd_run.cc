@@ -160,8 +160,12 @@ Result<EngineOptions> engine_options(const Args& args) {
   if (!policy) return invalid_argument("--verify must be full, memo or off, got '" + verify + "'");
   std::optional<WeightMode> mode = weight_mode_from_name(weights);
   if (!mode) return invalid_argument("--weights must be packed or plain, got '" + weights + "'");
+  const std::string qdq(args.get("qdq").value_or(std::string(qdq_mode_name(o.qdq))));
+  std::optional<QdqMode> qdq_mode = qdq_mode_from_name(qdq);
+  if (!qdq_mode) return invalid_argument("--qdq must be exact or integer, got '" + qdq + "'");
   o.verify = *policy;
   o.weights = *mode;
+  o.qdq = *qdq_mode;
   o.cache = cache_location_from_arg(args.get("cache").value_or(std::string(kCacheOffName)));
   o.cache.max_bytes = uint64_t(*cache_max) << 20;
   o.memo_dir = args.get("memo-dir").value_or("");
@@ -278,6 +282,7 @@ void print_json(const Engine& engine, RunReport& r) {
   j["cache"] = std::string(cache_location_name(o.cache));
   if (!engine.store_error().empty()) j["store_error"] = engine.store_error();
   j["weights_mode"] = std::string(weight_mode_name(o.weights));
+  j["qdq"] = std::string(qdq_mode_name(o.qdq));
   j["timings_ms"] = timings_json(r);
   Json ws = Json::array();
   for (const auto& d : engine.weights()) ws.push_back(engine::weight_json(d));

@@ -77,6 +77,8 @@ std::vector<CommandSpec> make_specs() {
         {"no-memo", "", "off (digests are recorded)", "record no memo"},
         {"reference-source-data", "", "off (OUT stands alone)",
          "keep referencing MODEL's external data files in OUT's folder instead of copying them"},
+        {"qdq", "exact|integer", qdq_mode_name(kDefaultQdqMode),
+         "integer also packs weight-only QDQ weights for `run --qdq integer` (docs/runtime.md)"},
         json_option("print the summary as JSON, with the files written")},
        {"onnx-prepack compile model.onnx -o model.compiled.onnx",
         "onnx-prepack compile model.onnx -o out.onnx --target x86_64-v3 --target x86_64-v4",
@@ -100,6 +102,9 @@ std::vector<CommandSpec> make_specs() {
         {"seed", "N", "1", "seed of the random inputs"},
         {"weights", "packed|plain", weight_mode_name(kDefaultWeightMode),
          "plain skips the resolver and packs B at every run (comparison only)"},
+        {"qdq", "exact|integer", qdq_mode_name(kDefaultQdqMode),
+         "weight-only QDQ units: the graph's float product, or the int8 kernels with A "
+         "quantized on the fly (ONNX Runtime's way; changes the output)"},
         {"memo-dir", "DIR", kMemoDefault, "memo records for --verify memo"},
         {"cache-max-mib", "N", "4096", "size bound of the cache store in MiB (0 = unbounded)"},
         {"deadline-ms", "N", "0 (none)",

@@ -28,6 +28,7 @@
 #include "resolve/lineage.h"
 #include "resolve/memo_store.h"
 #include "resolve/payload_check.h"
+#include "runtime/qdq_fusion.h"
 
 namespace onnx_prepack {
 namespace {
@@ -423,6 +424,50 @@ Result<format::WriteReport> Compiler::write(const std::string& dst, const Compil
   return format::write_model(out_, dst, wo, &model_);
 }
 
+// The uses `run --qdq integer` makes of QDQ weights: W as B of the integer
+// node each unit becomes (runtime/qdq_fusion.h), one per source not already
+// a use of that family; `units` keeps the nodes the uses point to.
+// Transposed units (Gemm transB 1) are packed at plan time.
+void add_qdq_integer_uses(const format::Model& model, std::vector<runtime::QdqUnit>& units,
+                          std::vector<pack::ModelWeightUse>& uses) {
+  const onnx::GraphProto& g = model.proto().graph();
+  std::set<std::string> inputs;
+  for (const auto& i : g.input()) inputs.insert(i.name());
+  std::map<std::string, int> count;
+  for (const auto& t : g.initializer()) ++count[t.name()];
+  auto constant = [&](const std::string& name) -> std::optional<runtime::ConstantInfo> {
+    if (inputs.count(name) || count[name] != 1) return std::nullopt;
+    for (const auto& t : g.initializer()) {
+      if (t.name() == name)
+        return runtime::ConstantInfo{t.data_type(),
+                                     std::vector<int64_t>(t.dims().begin(), t.dims().end())};
+    }
+    return std::nullopt;
+  };
+  units = runtime::find_qdq_units(g, constant);
+  for (const runtime::QdqUnit& u : units) {
+    if (u.transposed) continue;
+    const std::string& w = u.integer_node.input(u.weight_input);
+    const std::optional<runtime::ConstantInfo> info = constant(w);
+    pack::ModelWeightUse m;
+    m.family = pack::family_for(u.integer_node, u.weight_input, info->dtype, info->dims);
+    if (m.family == nullptr) continue;
+    m.use.source = w;
+    m.use.consumer =
+        u.integer_node.name().empty() ? u.integer_node.op_type() : u.integer_node.name();
+    m.use.node = &u.integer_node;
+    m.use.input = u.weight_input;
+    m.use.data_type = info->dtype;
+    m.use.dims = info->dims;
+    m.use.model = &model;
+    const bool known = std::any_of(uses.begin(), uses.end(), [&](const pack::ModelWeightUse& o) {
+      return o.family == m.family && o.use.source == w &&
+             o.family->use_key(o.use) == m.family->use_key(m.use);
+    });
+    if (!known) uses.push_back(std::move(m));
+  }
+}
+
 }  // namespace
 
 Result<CompileSummary> compile_model(const std::string& src, const std::string& dst,
@@ -447,7 +492,9 @@ Result<CompileSummary> compile_model(const std::string& src, const std::string& 
   }
   std::unique_ptr<base::ThreadPool> own_pool;
   base::ThreadPool* pool = engine::pool_for(options.threads, own_pool);
-  const std::vector<pack::ModelWeightUse> uses = pack::model_weight_uses(*model);
+  std::vector<pack::ModelWeightUse> uses = pack::model_weight_uses(*model);
+  std::vector<runtime::QdqUnit> qdq_units;  // the nodes of the QDQ uses
+  if (options.qdq == QdqMode::kInteger) add_qdq_integer_uses(*model, qdq_units, uses);
   OP_ASSIGN_OR_RETURN(std::vector<CompileTarget> targets, compile_targets(archs));
   Compiler compiler(*model, *algorithm, std::move(targets), pool);
   for (const pack::ModelWeightUse& u : uses) {

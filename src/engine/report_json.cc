@@ -62,6 +62,8 @@ Json plan_json(const runtime::PlanStats& ps) {
   plan["folded"] = uint64_t(ps.folded);
   plan["aliases"] = uint64_t(ps.aliases);
   plan["fused"] = uint64_t(ps.fused);
+  plan["qdq_exact"] = uint64_t(ps.qdq_exact);
+  plan["qdq_integer"] = uint64_t(ps.qdq_integer);
   plan["arena_bytes"] = ps.arena_bytes;
   plan["value_bytes"] = ps.value_bytes;
   return plan;

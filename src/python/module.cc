@@ -46,8 +46,10 @@ std::unique_ptr<format::Model> load_model(const py::object& model, const py::obj
 
 py::object py_compile(const py::object& src, const py::object& dst, const py::object& targets,
                       const std::string& digest, bool lift_constants, uint32_t threads, bool memo,
-                      const py::object& memo_dir, bool reference_source_data) {
+                      const py::object& memo_dir, bool reference_source_data,
+                      const std::string& qdq) {
   CompileOptions o;
+  o.qdq = qdq_mode_arg(qdq);
   if (!targets.is_none()) {
     o.targets.clear();
     if (py::isinstance<py::str>(targets)) {
@@ -145,6 +147,7 @@ PYBIND11_MODULE(_onnx_prepack, m) {
         py::arg("digest") = "blake3", py::arg("lift_constants") = true,
         py::arg("threads") = kDefaultThreads, py::arg("memo") = true,
         py::arg("memo_dir") = py::none(), py::arg("reference_source_data") = false,
+        py::arg("qdq") = std::string(qdq_mode_name(kDefaultQdqMode)),
         "Packs every eligible weight (every pack family) for each target and writes dst, which "
         "stands alone unless reference_source_data; returns `compile --json`.");
   m.def("explain", &py_explain, py::arg("path"),

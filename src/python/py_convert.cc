@@ -197,6 +197,12 @@ WeightMode weight_mode_arg(const std::string& weights) {
   return *m;
 }
 
+QdqMode qdq_mode_arg(const std::string& qdq) {
+  std::optional<QdqMode> m = qdq_mode_from_name(qdq);
+  if (!m) throw_status(invalid_argument("qdq must be exact or integer, got '" + qdq + "'"));
+  return *m;
+}
+
 CacheLocation cache_location_arg(const py::object& cache) {
   if (cache.is_none()) return CacheLocation{};
   return cache_location_from_arg(

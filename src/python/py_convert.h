@@ -39,6 +39,7 @@ T value_or_throw(Result<T> r) {
 // The typed options from their keyword strings (ValueError naming what is accepted).
 VerifyPolicy verify_policy_arg(const std::string& verify);
 WeightMode weight_mode_arg(const std::string& weights);
+QdqMode qdq_mode_arg(const std::string& qdq);
 // A `cache` keyword: None or "off" -> no store, else a folder (str or os.PathLike).
 CacheLocation cache_location_arg(const py::object& cache);
 

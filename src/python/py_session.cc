@@ -64,10 +64,11 @@ class EngineSession {
  public:
   EngineSession(const py::object& model, const std::string& verify, const py::object& cache,
                 uint32_t threads, const py::object& base_dir, const std::string& weights,
-                const py::object& memo_dir, uint64_t cache_max_bytes) {
+                const py::object& memo_dir, uint64_t cache_max_bytes, const std::string& qdq) {
     EngineOptions o;
     o.verify = verify_policy_arg(verify);
     o.weights = weight_mode_arg(weights);
+    o.qdq = qdq_mode_arg(qdq);
     o.threads = threads;
     o.cache = cache_location_arg(cache);
     o.cache.max_bytes = cache_max_bytes;
@@ -162,6 +163,7 @@ class EngineSession {
     py::dict d;
     d["verify"] = std::string(verify_policy_name(o.verify));
     d["weights"] = std::string(weight_mode_name(o.weights));
+    d["qdq"] = std::string(qdq_mode_name(o.qdq));
     d["cache"] = std::string(cache_location_name(o.cache));
     d["cache_max_bytes"] = o.cache.max_bytes;
     d["memo_dir"] = o.memo_dir;
@@ -326,13 +328,15 @@ One engine: a model loaded on onnx-prepack's CPU runtime, with packed weights
 resolved from the model's compiled tensors or the cache store. Internal: use
 onnx_prepack.InferenceSession (docs/python.md).)doc")
       .def(py::init<const py::object&, const std::string&, const py::object&, uint32_t,
-                    const py::object&, const std::string&, const py::object&, uint64_t>(),
+                    const py::object&, const std::string&, const py::object&, uint64_t,
+                    const std::string&>(),
            py::arg("path_or_bytes"),
            py::arg("verify") = std::string(verify_policy_name(kDefaultVerifyPolicy)),
            py::arg("cache") = py::none(), py::arg("threads") = kDefaultThreads,
            py::arg("base_dir") = py::none(),
            py::arg("weights") = std::string(weight_mode_name(kDefaultWeightMode)),
-           py::arg("memo_dir") = py::none(), py::arg("cache_max_bytes") = kDefaultCacheMaxBytes)
+           py::arg("memo_dir") = py::none(), py::arg("cache_max_bytes") = kDefaultCacheMaxBytes,
+           py::arg("qdq") = std::string(qdq_mode_name(kDefaultQdqMode)))
       .def("fork", &EngineSession::fork,
            "Another engine over the same parsed model and options (own plan and arena).")
       .def("prepare", &EngineSession::prepare,

@@ -14,6 +14,7 @@
 #include "runtime/half_adapter.h"
 #include "runtime/legacy_opset.h"
 #include "runtime/op_signature.h"
+#include "runtime/prepared_weights.h"
 #include "runtime/session_state.h"
 #include "runtime/subgraph.h"
 
@@ -234,6 +235,7 @@ void Session::reset_plan() {
   values_.clear();
   value_index_.clear();
   steps_.clear();
+  qdq_nodes_.clear();
   output_values_.clear();
   fed_values_.clear();
   planned_feeds_.clear();
@@ -264,6 +266,7 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds,
   reset_plan();
   OP_RETURN_IF_ERROR(bind_feeds(feeds));
   OP_RETURN_IF_ERROR(bind_initializers());
+  find_qdq_units();
   const std::vector<bool> live = live_nodes();
   for (int ni : order_) {
     if (!live[size_t(ni)]) continue;
@@ -397,10 +400,18 @@ std::vector<bool> Session::live_nodes() const {
 }
 
 Status Session::build_node(int ni, bool& needs_value) {
-  const auto& node = graph_->node(ni);
+  if (auto it = qdq_nodes_.find(ni); it != qdq_nodes_.end()) {
+    return build_qdq_node(ni, *it->second, needs_value);
+  }
+  return build_node_as(ni, graph_->node(ni), node_inputs(ni), NodeBuild{}, needs_value);
+}
+
+Status Session::build_node_as(int ni, const onnx::NodeProto& node,
+                              const std::vector<std::string>& inputs, const NodeBuild& how,
+                              bool& needs_value) {
   std::vector<int> in_ids;
   bool all_known = true;
-  for (const auto& in : node_inputs(ni)) {
+  for (const auto& in : inputs) {
     int id = in.empty() ? -1 : value_index_.at(in);
     in_ids.push_back(id);
     if (id >= 0) all_known = all_known && values_[size_t(id)].constant.has_value();
@@ -422,6 +433,8 @@ Status Session::build_node(int ni, bool& needs_value) {
     if (v.constant) {
       views.push_back(v.constant->view());
       local.back().value = &views.back();
+      // A folded weight offered to `how.weights` as one (session_qdq.cc).
+      if (int(descs.size()) == how.packed_input) local.back().is_initializer = true;
     }
     descs.push_back(&local.back());
   }
@@ -437,7 +450,7 @@ Status Session::build_node(int ni, bool& needs_value) {
   }
   // Counts, attributes and input types per the operator's schema.
   OP_RETURN_IF_ERROR(check_signature(node, opset_, input_types));
-  BuildContext ctx(node, opset_, descs, options_.weights);
+  BuildContext ctx(node, opset_, descs, how.weights != nullptr ? how.weights : options_.weights);
   ctx.set_implicit_inputs(std::move(implicit));
   ctx.set_subgraph_env(env_.get());
   ctx.set_limits(plan_limits_);
@@ -518,6 +531,7 @@ Status Session::build_node(int ni, bool& needs_value) {
   }
   Step step;
   step.node = ni;
+  step.label = how.label;
   step.kernel = std::move(kernel);
   step.in = in_ids;
   step.out = out_ids;

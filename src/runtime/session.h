@@ -14,6 +14,7 @@
 
 #include "base/thread_pool.h"
 #include "format/model.h"
+#include "onnx_prepack/options.hpp"
 #include "runtime/kernel.h"
 #include "runtime/memory_account.h"
 #include "runtime/run_limits.h"
@@ -21,6 +22,8 @@
 #include "runtime/weights.h"
 
 namespace onnx_prepack::runtime {
+
+class ResolvedWeights;
 
 struct SessionOptions {
   base::ThreadPool* pool = nullptr;     // null: base::ThreadPool::shared()
@@ -30,6 +33,10 @@ struct SessionOptions {
   // and MatMulInteger's Cast / Mul / Add / Relu in its epilogue (kernel.h);
   // bitwise equal either way. ONNX_PREPACK_FUSION=0 turns both off.
   bool fuse_pointwise = true;
+  // Weight-only QDQ units (qdq_fusion.h): the graph's float product, the
+  // dequantized weight packed once (exact), or DynamicQuantizeMatMul on the
+  // integer kernels (integer).
+  QdqMode qdq = kDefaultQdqMode;
 };
 
 struct GraphInput {
@@ -47,6 +54,8 @@ struct PlanStats {
   size_t folded = 0;         // nodes computed at plan time
   size_t aliases = 0;        // outputs that share their input's storage
   size_t fused = 0;          // nodes run inside fused kernels (elementwise, integer matmul)
+  size_t qdq_exact = 0;      // weight-only QDQ units whose dequantized weight was packed once
+  size_t qdq_integer = 0;    // weight-only QDQ units run as DynamicQuantizeMatMul
   uint64_t arena_bytes = 0;  // one buffer for all intermediate values
   uint64_t value_bytes = 0;  // what the values would need without reuse
   double init_ms = 0;        // mapping initializers (borrowed bytes, typed fields converted)
@@ -119,6 +128,7 @@ class Session {
 
   struct Value;
   struct Step;
+  struct QdqUnitPlan;
 
  private:
   Session() = default;
@@ -137,6 +147,22 @@ class Session {
   // One node: a step, a folded constant, or values described without a kernel.
   // Sets `needs_value` when its kernel needs an unknown value.
   Status build_node(int node_index, bool& needs_value);
+  // build_node's body for `node` standing at `node_index` (its own node, or
+  // the node a QDQ unit becomes) with input names `inputs`. `weights`
+  // (null: options_.weights) prepares the constant B operands; input
+  // `packed_input`, when constant, is offered to it as a weight.
+  struct NodeBuild {
+    WeightPreparer* weights = nullptr;
+    int packed_input = -1;
+    const char* label = nullptr;  // the step's profile name
+  };
+  Status build_node_as(int node_index, const onnx::NodeProto& node,
+                       const std::vector<std::string>& inputs, const NodeBuild& how,
+                       bool& needs_value);
+  // Weight-only QDQ units (session_qdq.cc): which nodes they take, found once
+  // the initializers are bound; then a unit's nodes are built its way.
+  void find_qdq_units();
+  Status build_qdq_node(int node_index, const QdqUnitPlan& unit, bool& needs_value);
   // `where` names the node ("node 'n' (Op)") in its allocation errors.
   Status fold(Kernel& kernel, const std::vector<int>& in_ids, const std::vector<int>& out_ids,
               const std::string& where);
@@ -176,6 +202,8 @@ class Session {
     int64_t calls = 0;
   };
   std::unique_ptr<std::map<std::string, OpProfile>> profile_;
+  std::map<int, std::shared_ptr<const QdqUnitPlan>> qdq_nodes_;  // by node index, this plan
+  std::unique_ptr<ResolvedWeights> qdq_packer_;  // packs exact units' dequantized weights
   Workspace workspace_;  // kernels' scratch (on-the-fly packed B), reused across runs
   PlanStats stats_;
 };

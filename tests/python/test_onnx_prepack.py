@@ -176,3 +176,30 @@ def test_cache_store_write_back(mlp, tmp_path):
     y2 = second.run(None, {"x": mlp["x"]})[0]
     assert [w["decision"] for w in second.weights()] == ["hit"] * 3
     assert y1.tobytes() == y2.tobytes()
+
+
+def test_qdq_option_picks_the_exact_or_the_integer_path(tmp_path):
+    """`qdq` (keyword, SessionOptions attribute, config entry) as `run --qdq`: the
+    default computes the float64 semantics of a weight-only QDQ Gemm, "integer"
+    the CLI's integer run bit for bit; compile(qdq="integer") writes W's entry."""
+    subprocess.run(["/usr/bin/python3", os.path.join(SOURCE, "tests", "runtime", "quant",
+                                                     "make_qdq_weight_models.py"),
+                    str(tmp_path), "--cases", "gemm"], check=True)
+    model, x = tmp_path / "gemm" / "model.onnx", np.load(tmp_path / "gemm" / "x.npy")
+    ref = np.load(tmp_path / "gemm" / "ref.npy")
+    exact = op.InferenceSession(model)
+    assert exact.get_session_options().qdq == "exact"
+    y = exact.run(None, {"x": x})[0]
+    assert np.abs(y - ref).max() <= 1e-6 * np.abs(ref).max()
+    integer = op.InferenceSession(model, qdq="integer").run(None, {"x": x})[0]
+    cli("run", model, "--input", "x=" + str(tmp_path / "gemm" / "x.npy"), "--qdq", "integer",
+        "--output-dir", tmp_path / "cli")
+    assert np.array_equal(integer, np.load(tmp_path / "cli" / "y.npy"))
+    assert not np.array_equal(integer, y)
+    so = op.SessionOptions()
+    so.add_session_config_entry("onnx_prepack.qdq", "integer")
+    assert op.InferenceSession(model, so).get_session_options().qdq == "integer"
+    with pytest.raises(op.InvalidArgument, match="qdq"):
+        op.InferenceSession(model, qdq="fast")
+    assert op.compile(model, tmp_path / "c.onnx", qdq="integer", memo=False)["entries"] == 1
+    assert op.compile(model, tmp_path / "e.onnx", memo=False)["entries"] == 0

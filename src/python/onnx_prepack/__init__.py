@@ -127,6 +127,7 @@ _CONFIG_KEYS = {
     "onnx_prepack.verify": "verify",
     "onnx_prepack.cache": "cache",
     "onnx_prepack.weights": "weights",
+    "onnx_prepack.qdq": "qdq",
     "onnx_prepack.memo_dir": "memo_dir",
     "onnx_prepack.cache_max_bytes": "cache_max_bytes",
     "onnx_prepack.base_dir": "base_dir",
@@ -151,7 +152,9 @@ class SessionOptions:
 
     onnx-prepack's own options, None meaning the engine's default (also
     settable as session config entries ``onnx_prepack.<name>``): ``verify``,
-    ``cache``, ``weights``, ``memo_dir``, ``cache_max_bytes``, ``base_dir``,
+    ``cache``, ``weights``, ``qdq`` ("exact" or "integer": weight-only QDQ units
+    as the graph's float product, or on the int8 kernels), ``memo_dir``,
+    ``cache_max_bytes``, ``base_dir``,
     ``prepare`` ("eager" or "lazy") and ``parallel_runs`` (engines per session).
     Unknown attributes raise AttributeError (a typo is not silently ignored).
     """
@@ -161,7 +164,7 @@ class SessionOptions:
         "graph_optimization_level", "enable_profiling", "profile_file_prefix",
         "log_severity_level", "log_verbosity_level", "logid", "enable_cpu_mem_arena",
         "enable_mem_pattern", "enable_mem_reuse", "use_deterministic_compute",
-        "optimized_model_filepath", "verify", "cache", "weights", "memo_dir",
+        "optimized_model_filepath", "verify", "cache", "weights", "qdq", "memo_dir",
         "cache_max_bytes", "base_dir", "prepare", "parallel_runs", "_config",
     )
 
@@ -184,6 +187,7 @@ class SessionOptions:
         self.verify = None
         self.cache = None
         self.weights = None
+        self.qdq = None
         self.memo_dir = None
         self.cache_max_bytes = None
         self.base_dir = None
@@ -557,7 +561,7 @@ class InferenceSession:
     ``InferenceSession(path_or_bytes, sess_options=None, providers=None,
     provider_options=None, *, verify=None, cache=None, threads=None,
     base_dir=None, weights=None, memo_dir=None, cache_max_bytes=None,
-    prepare=None, parallel_runs=None)``
+    prepare=None, parallel_runs=None, qdq=None)``
 
     ``path_or_bytes``: a path, the serialized model, or an ``onnx.ModelProto``.
     Keywords override ``sess_options`` (attributes, then ``onnx_prepack.*``
@@ -573,7 +577,7 @@ class InferenceSession:
     def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None,
                  *, verify=None, cache=None, threads=None, base_dir=None, weights=None,
                  memo_dir=None, cache_max_bytes=None, prepare=None, parallel_runs=None,
-                 **kwargs):
+                 qdq=None, **kwargs):
         t_start = time.perf_counter_ns()
         if isinstance(sess_options, str):  # the former second positional: verify
             verify, sess_options = sess_options, None
@@ -590,14 +594,14 @@ class InferenceSession:
         self._providers = _providers_arg(providers, provider_options, so._config)
         given = {"verify": verify, "cache": cache, "base_dir": base_dir, "weights": weights,
                  "memo_dir": memo_dir, "cache_max_bytes": cache_max_bytes, "prepare": prepare,
-                 "parallel_runs": parallel_runs}
+                 "parallel_runs": parallel_runs, "qdq": qdq}
         for attr, v in given.items():
             if v is None:
                 given[attr] = so._own(attr)
         if threads is None and so.intra_op_num_threads:
             threads = int(so.intra_op_num_threads)
         args = {}
-        for attr in ("verify", "weights"):
+        for attr in ("verify", "weights", "qdq"):
             if given[attr] is not None:
                 args[attr] = str(given[attr])
         for attr in ("cache", "base_dir", "memo_dir"):  # str or os.PathLike
@@ -640,6 +644,7 @@ class InferenceSession:
         self._output_types = {a.name: a.type for a in self._outputs}
         opts = engine.engine_options()
         so.verify, so.weights, so.memo_dir = opts["verify"], opts["weights"], opts["memo_dir"]
+        so.qdq = opts["qdq"]
         so.cache = None if opts["cache"] == "off" else opts["cache"]
         so.cache_max_bytes = opts["cache_max_bytes"]
         so.base_dir = given["base_dir"]

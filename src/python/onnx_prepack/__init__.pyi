@@ -70,6 +70,7 @@ class SessionOptions:
     verify: str | None
     cache: _Path | None
     weights: str | None
+    qdq: str | None
     memo_dir: _Path | None
     cache_max_bytes: int | None
     base_dir: _Path | None
@@ -146,7 +147,8 @@ class InferenceSession:
                  threads: int | None = None, base_dir: _Path | None = None,
                  weights: str | None = None, memo_dir: _Path | None = None,
                  cache_max_bytes: int | None = None, prepare: str | None = None,
-                 parallel_runs: int | None = None, **kwargs: Any) -> None: ...
+                 parallel_runs: int | None = None, qdq: str | None = None,
+                 **kwargs: Any) -> None: ...
     def get_inputs(self) -> list[NodeArg]: ...
     def get_outputs(self) -> list[NodeArg]: ...
     def get_overridable_initializers(self) -> list[NodeArg]: ...
@@ -179,7 +181,7 @@ class InferenceSession:
 def compile(src: _Path, dst: _Path, targets: str | Sequence[str] | None = None,  # noqa: A001
             digest: str = "blake3", lift_constants: bool = True, threads: int = 0,
             memo: bool = True, memo_dir: _Path | None = None,
-            reference_source_data: bool = False) -> dict[str, Any]: ...
+            reference_source_data: bool = False, qdq: str = "exact") -> dict[str, Any]: ...
 def explain(path: _Path, verify: str = "full", arch: str | None = None,
             cache: _Path | None = None, memo_dir: _Path | None = None,
             inputs: Sequence[str] = ()) -> dict[str, Any]: ...
