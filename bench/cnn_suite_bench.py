@@ -21,17 +21,20 @@ interleaved in a shuffled order per round; medians over rounds (min-max) of each
 steady median are printed per model and thread count with the ratio ours / ORT, and the ratio of
 the medians of each process's fastest steady run ("min ratio"): on a loaded machine a preempted
 run waits out other tasks' time slices, which moves the medians of runs of a few ms far more
-than the minimums. --cli-before adds a second build of ours (e.g. the
+than the minimums. --cpu adds the CPU time per steady run, which a preempted run does not inflate:
+for ours the process's user + system time less that of the same command with no steady runs
+(getrusage of the children), for ORT process.cpuUsage() around its steady runs (ort_load.js). --cli-before adds a second build of ours (e.g. the
 tree before a change) to the same rounds. Run with /usr/bin/python3.
 
 usage: bench/cnn_suite_bench.py --cli build/src/cli/onnx-prepack [--cli-before OLD_CLI]
          [--models first_320,...] [--models-dir DIR] [--threads 1,2] [--rounds 5] [--runs 10]
-         [--workdir DIR] [--json OUT.jsonl]
+         [--workdir DIR] [--cpu] [--json OUT.jsonl]
 """
 import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -41,10 +44,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def sh(cmd, env=None):
+    """Runs cmd; returns its stdout and the CPU seconds (user + system) it used."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
         sys.exit("failed (%d): %s\n%s" % (r.returncode, " ".join(cmd), r.stderr[-2000:]))
-    return r.stdout
+    return r.stdout, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 class Builder:
@@ -206,16 +212,31 @@ def dims_text(dims):
     return "x".join(str(d) for d in dims)
 
 
-def ours(cli, model, inp, dims, threads, runs):
-    j = json.loads(sh([cli, "run", model, "--input", "%s=random:%s" % (inp, dims), "--threads",
-                       str(threads), "--repeat", str(runs), "--json"]))
-    return j["timings_ms"]["steady_run_median"], j["timings_ms"]["steady_run_min"]
+def ours_cmd(cli, model, inp, dims, threads, runs):
+    return [cli, "run", model, "--input", "%s=random:%s" % (inp, dims), "--threads", str(threads),
+            "--repeat", str(runs), "--json"]
 
 
-def ort(model, inp, dims, threads, runs):
-    j = json.loads(sh(["node", os.path.join(HERE, "ort_load.js"), model, inp, dims,
-                       "--threads", str(threads), "--runs", str(runs)]))
-    return j["steady_median_ms"], j["steady_min_ms"]
+def ort_cmd(model, inp, dims, threads, runs):
+    return ["node", os.path.join(HERE, "ort_load.js"), model, inp, dims, "--threads",
+            str(threads), "--runs", str(runs)]
+
+
+def measure(kind, cmd, runs, cpu):
+    """(steady median ms, fastest steady run ms, CPU ms per steady run or None)."""
+    out, sec = sh(cmd(runs))
+    j = json.loads(out)
+    if kind == "ort":
+        med, low = j["steady_median_ms"], j["steady_min_ms"]
+    else:
+        med, low = j["timings_ms"]["steady_run_median"], j["timings_ms"]["steady_run_min"]
+    per_run = None
+    if cpu and kind == "ort":  # measured around the steady runs by ort_load.js
+        per_run = j["steady_cpu_ms"] / runs
+    elif cpu:  # the same process without steady runs: its CPU time is the fixed cost
+        _, sec0 = sh(cmd(0))
+        per_run = max(0.0, sec - sec0) * 1000.0 / runs
+    return med, low, per_run
 
 
 def fmt(values):
@@ -233,6 +254,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--workdir", default="/tmp/onnx-prepack-cnn-suite")
+    ap.add_argument("--cpu", action="store_true",
+                    help="also CPU time per steady run (ours: the process's user + system time "
+                         "less that of the command without steady runs; ORT: process.cpuUsage() "
+                         "around its steady runs)")
     ap.add_argument("--json", default="", help="also write every measurement here (JSON lines)")
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
@@ -264,14 +289,22 @@ def main():
     if a.cli_before:
         head += " before (ms) | before / ORT | before min ratio |"
         rule += "---|---|---|"
+    if a.cpu:
+        head += " CPU ms/run (%s) | CPU ours / ORT |" % " / ".join(
+            ["ours", "ORT"] + (["before"] if a.cli_before else []))
+        rule += "---|---|"
+        if a.cli_before:
+            head += " CPU before / ORT |"
+            rule += "---|"
     print("\n" + head + "\n" + rule)
     records = []
     for name, cls, path, inp, dims in models:
         for t in (int(v) for v in a.threads.split(",")):
-            configs = {"ours": lambda: ours(a.cli, path, inp, dims, t, a.runs),
-                       "ort": lambda: ort(path, inp, dims, t, a.runs)}
+            cmds = {"ours": lambda r: ours_cmd(a.cli, path, inp, dims, t, r),
+                    "ort": lambda r: ort_cmd(path, inp, dims, t, r)}
             if a.cli_before:
-                configs["before"] = lambda: ours(a.cli_before, path, inp, dims, t, a.runs)
+                cmds["before"] = lambda r: ours_cmd(a.cli_before, path, inp, dims, t, r)
+            configs = {k: (lambda k=k: measure(k, cmds[k], a.runs, a.cpu)) for k in cmds}
             res = {k: [] for k in configs}
             for _ in range(a.rounds):
                 order = list(configs)
@@ -279,7 +312,8 @@ def main():
                 for k in order:
                     res[k].append(configs[k]())
                     records.append({"model": name, "threads": t, "config": k,
-                                    "steady_ms": res[k][-1][0], "steady_min_ms": res[k][-1][1]})
+                                    "steady_ms": res[k][-1][0], "steady_min_ms": res[k][-1][1],
+                                    "cpu_ms_per_run": res[k][-1][2]})
             med = {k: statistics.median(x[0] for x in v) for k, v in res.items()}
             low = {k: statistics.median(x[1] for x in v) for k, v in res.items()}
             line = "| %s | %s | %s %s | %d | %s | %s | %.2f | %.2f |" % (
@@ -290,6 +324,12 @@ def main():
                 line += " %s | %.2f | %.2f |" % (fmt([x[0] for x in res["before"]]),
                                                  med["before"] / med["ort"],
                                                  low["before"] / low["ort"])
+            if a.cpu:
+                cpu = {k: statistics.median(x[2] for x in v) for k, v in res.items()}
+                line += " %s |" % " / ".join("%.1f" % cpu[k] for k in res)
+                line += " %.2f |" % (cpu["ours"] / max(cpu["ort"], 1e-9))
+                if a.cli_before:
+                    line += " %.2f |" % (cpu["before"] / max(cpu["ort"], 1e-9))
             print(line)
             sys.stdout.flush()
     if a.json:
