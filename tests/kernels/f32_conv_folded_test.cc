@@ -91,7 +91,8 @@ std::vector<double> direct(const ConvGeometry& g, const std::vector<float>& x,
 // The shapes the folded kernel is for: batches of tiny maps (openWakeWord's
 // embedding model: 1x3 and 3x1 filters on 10x2..6x2 maps), 1x1 convs on 7x7
 // and 10x10 maps, K past one unfold block, groups, strides, dilations, 1-D and
-// 3-D, and a tile that ends inside an image.
+// 3-D, a tile that ends inside an image, and a task whose padded rows exceed
+// kFoldedMaxPaddedFloats.
 std::vector<ConvGeometry> folded_cases() {
   return {
       geom(34, 24, 24, 1, {10, 2}, {1, 3}, {1, 1}, {0, 1}, {0, 1}),
@@ -104,6 +105,8 @@ std::vector<ConvGeometry> folded_cases() {
       geom(4, 12, 18, 3, {6, 6}, {1, 1}, {1, 1}, {0, 0}, {0, 0}),
       geom(6, 6, 10, 2, {13}, {5}, {2}, {2}, {1}),
       geom(2, 4, 5, 1, {3, 4, 5}, {3, 2, 3}, {1, 2, 1}, {1, 0, 1}, {1, 1, 0}),
+      // Rows too wide for the padded-rows buffer: the generic unfold.
+      geom(1, 400, 3, 1, {9, 40}, {3, 3}, {1, 1}, {1, 1}, {1, 1}),
   };
 }
 

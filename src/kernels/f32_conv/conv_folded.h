@@ -27,6 +27,10 @@ namespace onnx_prepack::kernels {
 // Largest output-channel rows x tile columns of the per-worker output tile:
 // beyond it (very wide layers) the folded kernel is not chosen.
 inline constexpr size_t kFoldedMaxTileFloats = size_t(1) << 16;
+// Largest zero-padded copy of the input rows one task reads (2-D filters
+// other than 1x1); a task whose rows need more unfolds from the input with
+// bounds checks instead (the same bytes).
+inline constexpr size_t kFoldedMaxPaddedFloats = size_t(1) << 16;
 
 // Fraction of the microkernel's columns that hold output pixels in the
 // per-image path `g` takes now: P over P rounded up to nr (blocked, per image),
@@ -43,7 +47,8 @@ inline constexpr double kFoldedMinFill = 0.8;
 inline constexpr size_t kFoldedMinTasks = 4;
 bool conv_folded_applies(const ConvGeometry& g, const F32GemmKernel& k, bool indirect);
 
-// Scratch floats per worker: the unfolded panels and the output tile.
+// Scratch floats per worker: the unfolded panels, the output tile and the
+// padded rows.
 size_t conv_folded_scratch_floats(const ConvGeometry& g, const F32GemmKernel& k);
 
 // y = conv(x, w) + bias (bias may be null); `packed_w` is the blocked filter
