@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // One ONNX Runtime load measurement in this (fresh) process, for
 // bench/load_bench.py: InferenceSession.create wall time, first run, median of
-// the steady runs, peak RSS and RssAnon/RssFile, output sum. CPU EP, default
+// the steady runs (their minimum, the CPU time they took), peak RSS and RssAnon/RssFile, output sum. CPU EP, default
 // options (prepacking on), interOp 1, intraOp --threads. Prints one JSON line.
 //
 // usage: node ort_load.js MODEL INPUT_NAME DIMS(1x4096) [--threads N] [--runs N] [--int BOUND]
@@ -49,11 +49,13 @@ async function main() {
   let out = await session.run({[input]: tensor});
   const t2 = process.hrtime.bigint();
   const steady = [];
+  const cpu0 = process.cpuUsage();  // user + system of every thread of the process
   for (let i = 0; i < runs; i++) {
     const s = process.hrtime.bigint();
     out = await session.run({[input]: tensor});
     steady.push(Number(process.hrtime.bigint() - s) / 1e6);
   }
+  const cpu = process.cpuUsage(cpu0);
   steady.sort((x, y) => x - y);
   const o = out[session.outputNames[0]].data;
   let sum = 0;
@@ -63,6 +65,8 @@ async function main() {
     create_ms: Number(t1 - t0) / 1e6, first_run_ms: Number(t2 - t1) / 1e6,
     time_to_first_output_ms: Number(t2 - t0) / 1e6,
     steady_median_ms: steady.length ? steady[steady.length >> 1] : null,
+    steady_min_ms: steady.length ? steady[0] : null,
+    steady_cpu_ms: (cpu.user + cpu.system) / 1e3,
     peak_rss_kib: process.resourceUsage().maxRSS, rss_anon_kib: mem.anon_kib,
     rss_file_kib: mem.file_kib, sum,
   }));

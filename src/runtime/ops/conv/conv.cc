@@ -1,13 +1,18 @@
 // Conv (opsets 1-22): 1-D, 2-D and 3-D, groups, dilations, strides, pads,
 // auto_pad, bias. Depthwise 1-D/2-D filters run the direct depthwise kernel;
 // everything else the blocked kernel on a filter packed in blocks of the GEMM
-// microkernel's rows (kernels/f32_conv/f32_conv.h). A constant filter is packed
-// once when the kernel is built (or prepared by the session's WeightPreparer).
+// microkernel's rows (kernels/f32_conv/f32_conv.h), read by the indirect
+// kernel (unit-stride rows, no unfold) or the blocked one (unfold), or, for
+// small maps and batches of them, by the batch-folded kernel
+// (kernels/f32_conv/conv_folded.h) with the same bits. A constant filter is
+// packed once when the kernel is built (or prepared by the session's
+// WeightPreparer).
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
 
+#include "kernels/f32_conv/conv_folded.h"
 #include "kernels/f32_conv/f32_conv.h"
 #include "runtime/ops/conv/conv_ops.h"
 #include "runtime/ops/conv/spatial.h"
@@ -43,6 +48,10 @@ class ConvKernel final : public Kernel {
       if (kernels::conv_indirect_applies(g_)) {
         indirect_ = kernels::conv_indirect_select(uk_->mr, device::host_isa_level());
       }
+      // Small maps fill few of the per-image paths' columns: fold the batch
+      // into the GEMM's columns, keeping the chain (bias first when the
+      // indirect kernel is the one replaced).
+      folded_ = uk_ != nullptr && kernels::conv_folded_applies(g_, *uk_, indirect_ != nullptr);
     }
   }
 
@@ -75,6 +84,8 @@ class ConvKernel final : public Kernel {
     const kernels::ConvScratch s = conv_scratch(io.workspace);
     if (dw_) {
       kernels::conv_depthwise(g_, row_, x, packed, bias, y, io.pool, s);
+    } else if (folded_) {
+      kernels::conv_folded(g_, *uk_, indirect_ != nullptr, x, packed, bias, y, io.pool, s);
     } else if (indirect_ != nullptr) {
       kernels::conv_indirect(g_, *indirect_, x, packed, bias, y, io.pool, s);
     } else {
@@ -82,9 +93,11 @@ class ConvKernel final : public Kernel {
     }
   }
 
-  // The indirect kernel copies the padded input of a group (dims-lint: ok, the geometry's
-  // sizes were checked when the node was built).
+  // The indirect kernel copies the padded input of a group; the folded one takes
+  // its panels and output tile, at most kFoldedMaxTileFloats plus a constant, per
+  // worker (dims-lint: ok, the geometry's sizes were checked when the node was built).
   uint64_t scratch_bytes() const override {
+    if (folded_) return uint64_t(kernels::conv_folded_scratch_floats(g_, *uk_)) * sizeof(float);
     if (indirect_ == nullptr) return 0;
     return uint64_t(kernels::conv_indirect_buffer_floats(g_, indirect_->nr)) * sizeof(float);
   }
@@ -94,6 +107,7 @@ class ConvKernel final : public Kernel {
   std::shared_ptr<const PreparedConvFilter> filter_;
   bool has_bias_;
   bool dw_ = false;
+  bool folded_ = false;
   kernels::DwRowFn row_ = nullptr;
   const kernels::F32GemmKernel* uk_ = nullptr;
   const kernels::ConvIndirectKernel* indirect_ = nullptr;
