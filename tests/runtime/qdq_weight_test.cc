@@ -40,7 +40,7 @@ namespace fs = std::filesystem;
 struct Case {
   const char* name;
   size_t units;         // QDQ units
-  size_t persisted;     // of them, W persisted by compile (not transposed, not a Conv W)
+  size_t persisted;     // of them, W persisted by compile (not a transposed Gemm W)
   bool full;            // a full unit (QuantizeLinear output: one step of rounding)
   size_t exact_packed;  // units whose folded float weight the exact path packs (MatMul, Gemm)
   bool ort_bitwise;     // ONNX Runtime computes the same integer sums (no int8 W saturation)
@@ -49,8 +49,8 @@ constexpr Case kCases[] = {
     {"ffn", 2, 2, false, 2, false},        {"batched", 1, 1, false, 1, false},
     {"gemm", 1, 1, false, 1, false},       {"gemm_t", 1, 0, false, 1, false},
     {"gemm_plain", 1, 1, false, 1, false}, {"full", 1, 1, true, 1, false},
-    {"full_u8", 1, 1, true, 1, true},      {"conv", 1, 0, true, 0, false},
-    {"conv_u8", 1, 0, true, 0, true}};
+    {"full_u8", 1, 1, true, 1, true},      {"conv", 1, 1, true, 0, false},
+    {"conv_u8", 1, 1, true, 0, true}};
 // One step of y's scale over max |y| in the full cases (y_s = max |h| / 120,
 // max |y| close to max |h|), with room.
 constexpr double kOneStep = 1.5 / 120;
