@@ -63,6 +63,7 @@ async function main() {
     create_ms: Number(t1 - t0) / 1e6, first_run_ms: Number(t2 - t1) / 1e6,
     time_to_first_output_ms: Number(t2 - t0) / 1e6,
     steady_median_ms: steady.length ? steady[steady.length >> 1] : null,
+    steady_min_ms: steady.length ? steady[0] : null,
     peak_rss_kib: process.resourceUsage().maxRSS, rss_anon_kib: mem.anon_kib,
     rss_file_kib: mem.file_kib, sum,
   }));

@@ -155,6 +155,41 @@ TEST(F32Conv, IndirectMatchesDirectForEveryKernel) {
   }
 }
 
+// Every native indirect microkernel writes the bytes of its portable twin (the
+// same rows and one fused chain per output), over full and partial tiles of
+// rows (M not a multiple of mr) and columns (OW not a multiple of nr).
+TEST(F32Conv, IndirectKernelsMatchTheirPortableTwinBitForBit) {
+  const device::IsaLevel host = device::host_isa_level();
+  base::ThreadPool pool{2};
+  Scratch s;
+  const std::vector<ConvGeometry> cases = {
+      geom(1, 3, 16, 1, {41, 45}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}),
+      geom(1, 16, 32, 1, {34, 70}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}),
+      geom(1, 5, 7, 1, {13, 29}, {3, 4}, {1, 3}, {1, 2}, {1, 2}, {0, 1}),
+      geom(1, 3, 24, 1, {9, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}),  // OW 3 < 8
+  };
+  for (const ConvIndirectKernel& uk : kConvIndirectKernels) {
+    if (uk.isa > host || uk.isa == device::IsaLevel::kRef) continue;
+    const ConvIndirectKernel* twin = conv_indirect_select(uk.mr, device::IsaLevel::kRef);
+    ASSERT_NE(twin, nullptr) << uk.name;
+    ASSERT_EQ(twin->nr, uk.nr) << uk.name;
+    for (const ConvGeometry& g : cases) {
+      const auto x = random(size_t(g.n * g.c * g.in_pixels()), 21);
+      const auto w = random(size_t(g.m * g.k()), 22);
+      const auto b = random(size_t(g.m), 23);
+      std::vector<float> packed(blocked_filter_floats(g));
+      pack_blocked_filter(w.data(), g, uk.mr, packed.data());
+      const size_t out = size_t(g.n * g.m * g.out_pixels());
+      std::vector<float> got(out, -7.0f), want(out, 7.0f);
+      conv_indirect(g, uk, x.data(), packed.data(), b.data(), got.data(), &pool,
+                    {&s, &Scratch::get});
+      conv_indirect(g, *twin, x.data(), packed.data(), b.data(), want.data(), &pool,
+                    {&s, &Scratch::get});
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), out * 4)) << uk.name;
+    }
+  }
+}
+
 TEST(F32Conv, DepthwiseMatchesDirectForEveryRowKernel) {
   const device::IsaLevel host = device::host_isa_level();
   Scratch s;
