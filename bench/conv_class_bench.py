@@ -12,7 +12,11 @@ Every measurement is a fresh process; within a round the (case, runtime) configu
 a shuffled order, so ours and ORT see the same machine load. Each process reports the median
 and the minimum of its steady runs; the table prints the median over rounds of each, with
 ours / ORT for both (on a machine shared with builds the per-process minimum is the steadier
-figure; both are shown).
+figure; both are shown). A third pair of columns is CPU time per steady run, for both runtimes
+the same way: the child's user + system time (getrusage of children) of a run with --runs N
+minus that of a run with no steady runs, over N. On a machine whose cores other jobs share,
+wall times of runs longer than a scheduler slice are mostly waiting; CPU time is not (it is
+meaningful at 1 thread; at 2 threads it also counts any spinning, so only wall is shown).
 
 usage: bench/conv_class_bench.py --cli build/src/cli/onnx-prepack [--cli-before OLD_CLI]
          [--workdir DIR] [--rounds 5] [--runs 20] [--threads 1,2] [--only a,b,c] [--case NAME]
@@ -21,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -45,11 +50,22 @@ CASES = {
 }
 
 
+def children_cpu_s():
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+
 def sh(cmd, env=None):
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     if r.returncode != 0:
         sys.exit("failed (%d): %s\n%s" % (r.returncode, " ".join(cmd), r.stderr))
     return r.stdout
+
+
+def cpu_of(cmd):
+    before = children_cpu_s()
+    out = sh(cmd)
+    return out, children_cpu_s() - before
 
 
 def make_model(path, c, m, group, k, stride, size):
@@ -79,15 +95,24 @@ def dims(case):
 
 
 def ours(cli, model, case, threads, runs):
-    j = json.loads(sh([cli, "run", model, "--input", "x=random:" + dims(case), "--threads",
-                       str(threads), "--repeat", str(runs), "--cache", "off", "--json"]))
-    return j["timings_ms"]["steady_run_median"], j["timings_ms"]["steady_run_min"]
+    def cmd(n):
+        return [cli, "run", model, "--input", "x=random:" + dims(case), "--threads", str(threads),
+                "--repeat", str(n), "--cache", "off", "--json"]
+    out, cpu = cpu_of(cmd(runs))
+    _, cpu0 = cpu_of(cmd(0))
+    j = json.loads(out)
+    return (j["timings_ms"]["steady_run_median"], j["timings_ms"]["steady_run_min"],
+            1e3 * (cpu - cpu0) / runs)
 
 
 def ort(model, case, threads, runs):
-    j = json.loads(sh(["node", os.path.join(HERE, "ort_load.js"), model, "x", dims(case),
-                       "--threads", str(threads), "--runs", str(runs)]))
-    return j["steady_median_ms"], j["steady_min_ms"]
+    def cmd(n):
+        return ["node", os.path.join(HERE, "ort_load.js"), model, "x", dims(case), "--threads",
+                str(threads), "--runs", str(n)]
+    out, cpu = cpu_of(cmd(runs))
+    _, cpu0 = cpu_of(cmd(0))
+    j = json.loads(out)
+    return j["steady_median_ms"], j["steady_min_ms"], 1e3 * (cpu - cpu0) / runs
 
 
 def main():
@@ -112,11 +137,11 @@ def main():
     print("one-node Conv models (bias, pads k/2), %d rounds of fresh processes, %d steady runs "
           "each; medians over rounds (ms)\n" % (a.rounds, a.runs))
     head = "| case | X | threads | ours med | ORT med | ours / ORT med | ours min | ORT min | " \
-        "ours / ORT min |"
+        "ours / ORT min | ours cpu | ORT cpu | ours / ORT cpu |"
     if a.cli_before:
-        head += " before med | before / ORT med | before / ORT min |"
+        head += " before med | before / ORT med | before / ORT min | before / ORT cpu |"
     print(head)
-    print("|---|---|---|---|---|---|---|---|---|" + ("---|---|---|" if a.cli_before else ""))
+    print("|---" * 12 + "|" + ("---|" * 4 if a.cli_before else ""))
     for t in (int(v) for v in a.threads.split(",")):
         configs = {}
         for n in cases:
@@ -136,11 +161,17 @@ def main():
         for n in cases:
             mine, peer = med((n, "ours"), 0), med((n, "ort"), 0)
             mine_min, peer_min = med((n, "ours"), 1), med((n, "ort"), 1)
+            mine_cpu, peer_cpu = med((n, "ours"), 2), med((n, "ort"), 2)
             row = "| %s | %s | %d | %.3f | %.3f | %.2f | %.3f | %.3f | %.2f |" % (
                 n, dims(n), t, mine, peer, mine / peer, mine_min, peer_min, mine_min / peer_min)
+            if t == 1:
+                row += " %.3f | %.3f | %.2f |" % (mine_cpu, peer_cpu, mine_cpu / peer_cpu)
+            else:
+                row += " - | - | - |"
             if a.cli_before:
                 before, before_min = med((n, "before"), 0), med((n, "before"), 1)
                 row += " %.3f | %.2f | %.2f |" % (before, before / peer, before_min / peer_min)
+                row += (" %.2f |" % (med((n, "before"), 2) / peer_cpu)) if t == 1 else " - |"
             print(row)
         sys.stdout.flush()
 

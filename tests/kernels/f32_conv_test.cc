@@ -213,6 +213,33 @@ TEST(F32Conv, DepthwiseMatchesDirectForEveryRowKernel) {
   }
 }
 
+// The stride-2 gathers of every level the host runs write the portable one's
+// bytes, for every length around the vector step (8) and both source parities;
+// odd source elements are NaN so a wrong lane cannot pass.
+TEST(F32Conv, Stride2GatherVariantsWriteTheSameBytes) {
+  const device::IsaLevel host = device::host_isa_level();
+  std::vector<std::pair<Stride2GatherFn, device::IsaLevel>> fns = {
+      {stride2_gather_avx2, device::IsaLevel::kAvx2}, {stride2_gather_select(host), host}};
+  for (size_t n = 1; n <= 41; ++n) {
+    for (size_t shift = 0; shift < 2; ++shift) {
+      std::vector<float> src(shift + 2 * (n - 1) + 1);
+      for (size_t i = 0; i < src.size(); ++i) {
+        src[i] = (i - shift) % 2 == 0 ? float(i) * 0.5f - 3.0f : std::nanf("");
+      }
+      std::vector<float> want(n + 1, 9.0f);
+      stride2_gather_ref(want.data(), src.data() + shift, n);
+      ASSERT_EQ(want[n], 9.0f);
+      for (size_t q = 0; q < n; ++q) ASSERT_EQ(want[q], src[shift + 2 * q]);
+      for (auto [fn, level] : fns) {
+        if (level > host) continue;
+        std::vector<float> got(n + 1, 9.0f);
+        fn(got.data(), src.data() + shift, n);
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), (n + 1) * 4)) << "n " << n;
+      }
+    }
+  }
+}
+
 TEST(F32Conv, UnfoldVariantsWriteTheSameBytes) {
   const device::IsaLevel host = device::host_isa_level();
   for (const ConvGeometry& g : blocked_cases()) {
