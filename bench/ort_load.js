@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // One ONNX Runtime load measurement in this (fresh) process, for
-// bench/load_bench.py: InferenceSession.create wall time, first run, median of
+// bench/load_bench.py and bench/conv_class_bench.py: InferenceSession.create wall
+// time, first run, median and minimum of
 // the steady runs, peak RSS and RssAnon/RssFile, output sum. CPU EP, default
 // options (prepacking on), interOp 1, intraOp --threads. Prints one JSON line.
 //
