@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // One ONNX Runtime load measurement in this (fresh) process, for
-// bench/load_bench.py: InferenceSession.create wall time, first run, median of
+// bench/load_bench.py, conv_class_bench.py and cnn_suite_bench.py: InferenceSession.create wall time, first run, median of
 // the steady runs (their minimum, the CPU time they took), peak RSS and RssAnon/RssFile, output sum. CPU EP, default
 // options (prepacking on), interOp 1, intraOp --threads. Prints one JSON line.
 //

@@ -155,6 +155,41 @@ TEST(F32Conv, IndirectMatchesDirectForEveryKernel) {
   }
 }
 
+// Every native indirect microkernel writes the bytes of its portable twin (the
+// same rows and one fused chain per output), over full and partial tiles of
+// rows (M not a multiple of mr) and columns (OW not a multiple of nr).
+TEST(F32Conv, IndirectKernelsMatchTheirPortableTwinBitForBit) {
+  const device::IsaLevel host = device::host_isa_level();
+  base::ThreadPool pool{2};
+  Scratch s;
+  const std::vector<ConvGeometry> cases = {
+      geom(1, 3, 16, 1, {41, 45}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}),
+      geom(1, 16, 32, 1, {34, 70}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}),
+      geom(1, 5, 7, 1, {13, 29}, {3, 4}, {1, 3}, {1, 2}, {1, 2}, {0, 1}),
+      geom(1, 3, 24, 1, {9, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}),  // OW 3 < 8
+  };
+  for (const ConvIndirectKernel& uk : kConvIndirectKernels) {
+    if (uk.isa > host || uk.isa == device::IsaLevel::kRef) continue;
+    const ConvIndirectKernel* twin = conv_indirect_select(uk.mr, device::IsaLevel::kRef);
+    ASSERT_NE(twin, nullptr) << uk.name;
+    ASSERT_EQ(twin->nr, uk.nr) << uk.name;
+    for (const ConvGeometry& g : cases) {
+      const auto x = random(size_t(g.n * g.c * g.in_pixels()), 21);
+      const auto w = random(size_t(g.m * g.k()), 22);
+      const auto b = random(size_t(g.m), 23);
+      std::vector<float> packed(blocked_filter_floats(g));
+      pack_blocked_filter(w.data(), g, uk.mr, packed.data());
+      const size_t out = size_t(g.n * g.m * g.out_pixels());
+      std::vector<float> got(out, -7.0f), want(out, 7.0f);
+      conv_indirect(g, uk, x.data(), packed.data(), b.data(), got.data(), &pool,
+                    {&s, &Scratch::get});
+      conv_indirect(g, *twin, x.data(), packed.data(), b.data(), want.data(), &pool,
+                    {&s, &Scratch::get});
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), out * 4)) << uk.name;
+    }
+  }
+}
+
 TEST(F32Conv, DepthwiseMatchesDirectForEveryRowKernel) {
   const device::IsaLevel host = device::host_isa_level();
   Scratch s;
@@ -174,6 +209,33 @@ TEST(F32Conv, DepthwiseMatchesDirectForEveryRowKernel) {
       std::vector<float> y(size_t(g.n * g.m * g.out_pixels()));
       conv_depthwise(g, row, x.data(), w.data(), b.data(), y.data(), nullptr, {&s, &Scratch::get});
       expect_close(y, direct(g, x, w, b), "depthwise");
+    }
+  }
+}
+
+// The stride-2 gathers of every level the host runs write the portable one's
+// bytes, for every length around the vector step (8) and both source parities;
+// odd source elements are NaN so a wrong lane cannot pass.
+TEST(F32Conv, Stride2GatherVariantsWriteTheSameBytes) {
+  const device::IsaLevel host = device::host_isa_level();
+  std::vector<std::pair<Stride2GatherFn, device::IsaLevel>> fns = {
+      {stride2_gather_avx2, device::IsaLevel::kAvx2}, {stride2_gather_select(host), host}};
+  for (size_t n = 1; n <= 41; ++n) {
+    for (size_t shift = 0; shift < 2; ++shift) {
+      std::vector<float> src(shift + 2 * (n - 1) + 1);
+      for (size_t i = 0; i < src.size(); ++i) {
+        src[i] = (i - shift) % 2 == 0 ? float(i) * 0.5f - 3.0f : std::nanf("");
+      }
+      std::vector<float> want(n + 1, 9.0f);
+      stride2_gather_ref(want.data(), src.data() + shift, n);
+      ASSERT_EQ(want[n], 9.0f);
+      for (size_t q = 0; q < n; ++q) ASSERT_EQ(want[q], src[shift + 2 * q]);
+      for (auto [fn, level] : fns) {
+        if (level > host) continue;
+        std::vector<float> got(n + 1, 9.0f);
+        fn(got.data(), src.data() + shift, n);
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), (n + 1) * 4)) << "n " << n;
+      }
     }
   }
 }

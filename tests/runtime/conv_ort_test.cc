@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "device/cpu_features.h"
 #include "format/model_writer.h"
@@ -192,6 +193,86 @@ TEST(ConvOrt, ConvShapes) {
       {"ConvTranspose", {1, 4, 9}, {4, 3, 4}, false, {{"dilations", {2}}, {"strides", {2}}}},
   };
   for (const Case& c : cases) check(c);
+}
+
+// The float Conv shape classes of first layers and depthwise stages (the layers of
+// bench/conv_class_bench.py at smaller maps, odd sizes for partial tiles): every
+// case against ONNX Runtime in one node process (tests/runtime/ort_batch.js), and
+// 1 and 2 threads bitwise equal.
+TEST(ConvOrt, FirstLayerAndDepthwiseClassesInOneOrtProcess) {
+  if (!ort_available()) GTEST_SKIP() << "node or onnxruntime-node not available";
+  const std::vector<int64_t> s2 = {2, 2}, p1 = {1, 1, 1, 1}, p2 = {2, 2, 2, 2};
+  const std::vector<Case> cases = {
+      {"Conv", {1, 3, 67, 61}, {16, 3, 3, 3}, true, {{"strides", s2}, {"pads", p1}}},
+      {"Conv", {1, 3, 70, 66}, {24, 3, 3, 3}, true, {{"strides", s2}, {"pads", p1}}},
+      {"Conv", {1, 3, 65, 80}, {32, 3, 3, 3}, false, {{"strides", s2}, {"pads", p1}}},
+      {"Conv", {1, 16, 40, 38}, {32, 16, 3, 3}, true, {{"strides", s2}, {"pads", p1}}},
+      {"Conv", {1, 64, 20, 21}, {96, 64, 3, 3}, true, {{"strides", s2}, {"pads", p1}}},
+      {"Conv",
+       {1, 32, 41, 40},
+       {32, 1, 3, 3},
+       true,
+       {{"strides", s2}, {"pads", p1}},
+       {{"group", 32}}},
+      {"Conv", {1, 24, 37, 35}, {24, 1, 5, 5}, true, {{"pads", p2}}, {{"group", 24}}},
+      {"Conv",
+       {1, 72, 33, 36},
+       {72, 1, 5, 5},
+       true,
+       {{"strides", s2}, {"pads", p2}},
+       {{"group", 72}}},
+  };
+  testing::TempDir dir;
+  std::string manifest = "[";
+  std::vector<HostTensor> ins;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string d = dir.file("case" + std::to_string(i));
+    std::filesystem::create_directories(d);
+    ASSERT_TRUE(format::write_model_inline(make_model(cases[i]), d + "/model.onnx").ok());
+    auto v = testing::pseudo_random_floats(size_t(shape_numel(cases[i].x)), 31 + uint32_t(i));
+    HostTensor in = HostTensor::allocate(kFloat, cases[i].x);
+    std::memcpy(in.mutable_data(), v.data(), v.size() * 4);
+    ASSERT_TRUE(write_npy(d + "/in.npy", in.view()).ok());
+    ins.push_back(std::move(in));
+    manifest += std::string(i ? "," : "") + "{\"model\": \"" + d +
+                "/model.onnx\", \"out_dir\": \"" + d + "/ort\", \"inputs\": {\"x\": \"" + d +
+                "/in.npy\"}}";
+  }
+  manifest += "]";
+  {
+    std::ofstream f(dir.file("manifest.json"));
+    f << manifest;
+  }
+  std::string log;
+  ASSERT_EQ(testing::run_command("node " + std::string(OP_SOURCE_DIR) +
+                                     "/tests/runtime/ort_batch.js " + dir.file("manifest.json"),
+                                 &log),
+            0)
+      << log;
+  base::ThreadPool one(1), two(2);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    SCOPED_TRACE("x " + shape_string(c.x) + " w " + shape_string(c.w));
+    const std::string d = dir.file("case" + std::to_string(i));
+    ASSERT_FALSE(fs::exists(d + "/ort/error.txt"));
+    auto want = read_npy(d + "/ort/y.npy");
+    ASSERT_TRUE(want.ok()) << want.status().message();
+    auto loaded = format::Model::load(d + "/model.onnx");
+    ASSERT_TRUE(loaded.ok());
+    std::shared_ptr<const format::Model> model(std::move(*loaded));
+    HostTensor got1 = run_ours(model, ins[i], &one);
+    HostTensor got2 = run_ours(model, ins[i], &two);
+    ASSERT_EQ(got1.shape(), want->shape());
+    ASSERT_EQ(got2.shape(), want->shape());
+    double mx = 0, worst = 0;
+    for (int64_t j = 0; j < want->numel(); ++j) {
+      mx = std::max(mx, double(std::fabs(want->as<float>()[j])));
+      worst = std::max(worst, std::fabs(double(got1.as<float>()[j]) - want->as<float>()[j]));
+    }
+    EXPECT_LE(worst, 1e-4 * std::max(mx, 1e-6)) << "max |diff| " << worst << ", max |ort| " << mx;
+    EXPECT_EQ(std::memcmp(got1.data(), got2.data(), size_t(got1.numel()) * 4), 0)
+        << "1 and 2 threads differ";
+  }
 }
 
 TEST(ConvOrt, PoolShapes) {

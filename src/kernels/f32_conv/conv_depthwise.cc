@@ -28,6 +28,10 @@ DwPlan plan(const ConvGeometry& g) {
 
 }  // namespace
 
+Stride2GatherFn stride2_gather_select(device::IsaLevel level) {
+  return level >= device::IsaLevel::kAvx2 ? stride2_gather_avx2 : stride2_gather_ref;
+}
+
 DwRowFn dw_row_select(device::IsaLevel level) {
   if (level >= device::IsaLevel::kAvx512) return dw_row_avx512;
   if (level >= device::IsaLevel::kAvx2) return dw_row_avx2;
@@ -47,6 +51,7 @@ void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const fl
   const int64_t KH = g.kernel[1], KW = g.kernel[2], taps = KH * KW;
   const size_t tasks = size_t(g.n * g.c);
   const int64_t ring = (KH - 1) * g.dilation[1] + 1;
+  const Stride2GatherFn gather2 = stride2_gather_select(device::host_isa_level());
   auto work = [&](size_t task, size_t worker) {
     const int64_t c = int64_t(task) % g.c;
     const float* xc = x + int64_t(task) * H * W;
@@ -80,8 +85,8 @@ void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const fl
               std::clamp<int64_t>(W - off <= 0 ? 0 : (W - off + p.phase - 1) / p.phase, lo, p.len);
           for (int64_t q = 0; q < lo; ++q) d[q] = 0.0f;
           const float* s = src + off;
-          if (p.phase == 2) {  // a constant stride the compiler vectorises
-            for (int64_t q = lo; q < hi; ++q) d[q] = s[q * 2];
+          if (p.phase == 2) {  // the common stride: shuffles (the driver's cost otherwise)
+            if (hi > lo) gather2(d + lo, s + lo * 2, size_t(hi - lo));
           } else {
             for (int64_t q = lo; q < hi; ++q) d[q] = s[q * p.phase];
           }
@@ -92,6 +97,14 @@ void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const fl
     int64_t built = 0;  // padded rows [0, built) were built (the last `ring` are in the ring)
     thread_local std::vector<const float*> srcs;
     srcs.resize(size_t(taps));
+    // Where tap column j starts in a ring slot, computed once: per output row
+    // the divisions by the phase cost more than a short row's FMAs.
+    thread_local std::vector<int64_t> col_off;
+    col_off.resize(size_t(KW));
+    for (int64_t j = 0; j < KW; ++j) {
+      const int64_t col = j * g.dilation[2];
+      col_off[size_t(j)] = (col % p.phase) * p.len + col / p.phase;
+    }
     const float* wc = w + c * taps;
     const float bc = bias ? bias[c] : 0.0f;
     for (int64_t oh = 0; oh < OH; ++oh) {
@@ -99,11 +112,8 @@ void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const fl
       for (int64_t r = std::max(built, oh * g.stride[1]); r <= last; ++r) build(r);
       built = last + 1;
       for (int64_t i = 0; i < KH; ++i) {
-        const int64_t r = (oh * g.stride[1] + i * g.dilation[1]) % ring;
-        for (int64_t j = 0; j < KW; ++j) {
-          const int64_t col = j * g.dilation[2];
-          srcs[size_t(i * KW + j)] = buf + (r * p.phase + col % p.phase) * p.len + col / p.phase;
-        }
+        const float* slot = buf + ((oh * g.stride[1] + i * g.dilation[1]) % ring) * p.phase * p.len;
+        for (int64_t j = 0; j < KW; ++j) srcs[size_t(i * KW + j)] = slot + col_off[size_t(j)];
       }
       row(yc + oh * OW, size_t(OW), srcs.data(), wc, size_t(taps), bc);
     }

@@ -77,13 +77,19 @@ void conv_indirect(const ConvGeometry& g, const ConvIndirectKernel& uk, const fl
   }
   for (size_t k = K; k < offs.size(); ++k) offs[k] = offs[K - 1];
   const int64_t panels = (OW + int64_t(NR) - 1) / int64_t(NR);
+  constexpr int64_t kBandRows = 32;
+  const Stride2GatherFn gather2 = stride2_gather_select(device::host_isa_level());
+  const int64_t bands = (p.rows + kBandRows - 1) / kBandRows;
   for (int64_t n = 0; n < g.n; ++n) {
     for (int64_t gi = 0; gi < g.group; ++gi) {
       const float* xg = x + (n * g.c + gi * Cg) * H * W;
-      run_tasks(pool, size_t(Cg), [&](size_t c, size_t) {
-        const float* xc = xg + int64_t(c) * H * W;
-        float* dc = buf + int64_t(c) * p.rows * p.width;
-        for (int64_t r = 0; r < p.rows; ++r) {
+      // Tasks of (channel, band of rows): a first layer has 3 channels, which
+      // would leave a thread of two idle or the pair unbalanced.
+      run_tasks(pool, size_t(Cg * bands), [&](size_t t, size_t) {
+        const int64_t c = int64_t(t) / bands, r0 = (int64_t(t) % bands) * kBandRows;
+        const float* xc = xg + c * H * W;
+        float* dc = buf + c * p.rows * p.width;
+        for (int64_t r = r0; r < std::min(p.rows, r0 + kBandRows); ++r) {
           float* d = dc + r * p.width;
           const int64_t ih = r - g.pad_begin[1];
           if (ih < 0 || ih >= H) {
@@ -102,8 +108,8 @@ void conv_indirect(const ConvGeometry& g, const ConvIndirectKernel& uk, const fl
             for (int64_t q = 0; q < lo; ++q) dr[q] = 0.0f;
             if (p.phase == 1) {
               std::memcpy(dr + lo, src + off + lo, size_t(hi - lo) * sizeof(float));
-            } else if (p.phase == 2) {  // a constant stride the compiler vectorises
-              for (int64_t q = lo; q < hi; ++q) dr[q] = src[off + q * 2];
+            } else if (p.phase == 2) {  // the common stride: shuffles
+              if (hi > lo) gather2(dr + lo, src + off + lo * 2, size_t(hi - lo));
             } else {
               for (int64_t q = lo; q < hi; ++q) dr[q] = src[off + q * p.phase];
             }

@@ -1,10 +1,10 @@
 // AVX2 + FMA indirect Conv microkernel: up to 6 output channels x 16 output
 // pixels, 12 ymm accumulators started from the bias; filter row k reads the 16
-// input pixels at base + offs[k] (f32_conv.h). Partial tiles store through a
-// stack row.
+// input pixels at base + offs[k] (f32_conv.h). Partial tiles store through
+// lane masks. The accumulator loops are unrolled by pragma: without it GCC 12
+// keeps the arrays on the stack and stores all 12 accumulators every filter
+// row (3-4x slower); no memcpy epilogue takes their address either.
 #include <immintrin.h>
-
-#include <cstring>
 
 #include "kernels/f32_conv/f32_conv.h"
 
@@ -14,7 +14,12 @@ namespace {
 template <int MR>
 void tile(size_t nr, size_t k, const float* a, const float* base, const ptrdiff_t* offs,
           const float* bias, float* c, size_t ldc) {
+  // Column masks (lane < nr) for the stores: masked-off lanes are never written.
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(nr)), lanes);
+  const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(int(nr) - 8), lanes);
   __m256 acc0[MR], acc1[MR];
+#pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
     acc0[i] = acc1[i] = bias ? _mm256_set1_ps(bias[i]) : _mm256_setzero_ps();
   }
@@ -25,6 +30,7 @@ void tile(size_t nr, size_t k, const float* a, const float* base, const ptrdiff_
                  _MM_HINT_T0);
     const __m256 b0 = _mm256_loadu_ps(b);
     const __m256 b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
       const __m256 av = _mm256_broadcast_ss(a + i);
       acc0[i] = _mm256_fmadd_ps(av, b0, acc0[i]);
@@ -32,16 +38,10 @@ void tile(size_t nr, size_t k, const float* a, const float* base, const ptrdiff_
     }
     a += MR;
   }
+#pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
-    if (nr == 16) {
-      _mm256_storeu_ps(c + i * ldc, acc0[i]);
-      _mm256_storeu_ps(c + i * ldc + 8, acc1[i]);
-    } else {
-      alignas(32) float row[16];
-      _mm256_store_ps(row, acc0[i]);
-      _mm256_store_ps(row + 8, acc1[i]);
-      std::memcpy(c + i * ldc, row, nr * sizeof(float));
-    }
+    _mm256_maskstore_ps(c + i * ldc, m0, acc0[i]);
+    _mm256_maskstore_ps(c + i * ldc + 8, m1, acc1[i]);
   }
 }
 

@@ -1,7 +1,9 @@
 // AVX-512F indirect Conv microkernel: up to 14 output channels x 32 output
 // pixels of one output row, 28 zmm accumulators started from the bias; filter
 // row k reads the 32 input pixels at base + offs[k] of the zero-padded input
-// (no unfold). See f32_conv.h for the contract.
+// (no unfold). See f32_conv.h for the contract. The accumulator loops are
+// unrolled by pragma: without it GCC 12 keeps the arrays on the stack and
+// stores every accumulator each filter row.
 #include <immintrin.h>
 
 #include "kernels/f32_conv/f32_conv.h"
@@ -18,6 +20,7 @@ void tile(size_t nr, size_t k, const float* a, const float* base, const ptrdiff_
   const __mmask16 m1 =
       nr >= 32 ? __mmask16(0xffff) : (nr > 16 ? __mmask16((1u << (nr - 16)) - 1) : __mmask16(0));
   __m512 acc0[MR], acc1[MR];
+#pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
     acc0[i] = acc1[i] = bias ? _mm512_set1_ps(bias[i]) : _mm512_setzero_ps();
   }
@@ -30,6 +33,7 @@ void tile(size_t nr, size_t k, const float* a, const float* base, const ptrdiff_
     _mm_prefetch(pf + 64, _MM_HINT_T0);
     const __m512 b0 = _mm512_loadu_ps(b);
     const __m512 b1 = _mm512_loadu_ps(b + 16);
+#pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
       const __m512 av = _mm512_set1_ps(a[i]);
       acc0[i] = _mm512_fmadd_ps(av, b0, acc0[i]);
@@ -37,6 +41,7 @@ void tile(size_t nr, size_t k, const float* a, const float* base, const ptrdiff_
     }
     a += MR;
   }
+#pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
     _mm512_mask_storeu_ps(c + i * ldc, m0, acc0[i]);
     _mm512_mask_storeu_ps(c + i * ldc + 16, m1, acc1[i]);

@@ -150,6 +150,17 @@ void dw_row_avx512(float* out, size_t n, const float* const* src, const float* w
                    float bias);
 DwRowFn dw_row_select(device::IsaLevel level);
 
+// ---- stride-2 phase split ----
+
+// dst[q] = src[2q] for q in [0, n): a column phase of a stride-2 row, as the
+// depthwise and indirect drivers lay out their padded input (reads no element
+// past src[2(n - 1)]). The AVX2 one runs at AVX2 and above (a copy gains little
+// from wider vectors); every level writes the same bytes.
+using Stride2GatherFn = void (*)(float* dst, const float* src, size_t n);
+void stride2_gather_ref(float* dst, const float* src, size_t n);
+void stride2_gather_avx2(float* dst, const float* src, size_t n);
+Stride2GatherFn stride2_gather_select(device::IsaLevel level);
+
 // ---- pooling rows ----
 
 // One row of a 2-D pool's interior outputs (windows inside the input): out[j],
