@@ -62,6 +62,8 @@ Json plan_json(const runtime::PlanStats& ps) {
   plan["folded"] = uint64_t(ps.folded);
   plan["aliases"] = uint64_t(ps.aliases);
   plan["fused"] = uint64_t(ps.fused);
+  plan["transposes"] = uint64_t(ps.transposes);
+  plan["transposes_folded"] = uint64_t(ps.transposes_folded);
   plan["arena_bytes"] = ps.arena_bytes;
   plan["value_bytes"] = ps.value_bytes;
   return plan;

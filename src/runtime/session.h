@@ -30,6 +30,9 @@ struct SessionOptions {
   // and MatMulInteger's Cast / Mul / Add / Relu in its epilogue (kernel.h);
   // bitwise equal either way. ONNX_PREPACK_FUSION=0 turns both off.
   bool fuse_pointwise = true;
+  // Cancel the Transpose pairs of NHWC exports at plan time (transpose_folding.h);
+  // bitwise equal either way. ONNX_PREPACK_TRANSPOSE_FOLDING=0 turns it off.
+  bool fold_transposes = true;
 };
 
 struct GraphInput {
@@ -50,6 +53,11 @@ struct PlanStats {
   uint64_t arena_bytes = 0;  // one buffer for all intermediate values
   uint64_t value_bytes = 0;  // what the values would need without reuse
   double init_ms = 0;        // mapping initializers (borrowed bytes, typed fields converted)
+
+  // Transpose kernels run per inference, and the Transposes the plan removed
+  // (transpose_folding.h).
+  size_t transposes = 0;
+  size_t transposes_folded = 0;
 };
 
 // What plan() found: a plan, or that a kernel needs the value of a fed input
@@ -145,6 +153,9 @@ class Session {
   void fuse_integer_matmul();
   // Replaces runs of elementwise steps with fused kernels (session_fusion.cc).
   void fuse_pointwise();
+  // Cancels Transpose pairs, pushing Transposes through elementwise steps
+  // (transpose_folding.cc); counts the Transposes left in stats_.
+  void fold_transposes();
   void compute_lifetimes();
   Status place_arena();
   // Runs every step in order, checking `limits` before each.
