@@ -64,6 +64,8 @@ Json plan_json(const runtime::PlanStats& ps) {
   plan["fused"] = uint64_t(ps.fused);
   plan["qdq_exact"] = uint64_t(ps.qdq_exact);
   plan["qdq_integer"] = uint64_t(ps.qdq_integer);
+  plan["transposes"] = uint64_t(ps.transposes);
+  plan["transposes_folded"] = uint64_t(ps.transposes_folded);
   plan["arena_bytes"] = ps.arena_bytes;
   plan["value_bytes"] = ps.value_bytes;
   return plan;

@@ -292,6 +292,7 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds,
     reset_plan();
     return st;
   }
+  fold_transposes();
   fuse_integer_matmul();
   fuse_pointwise();
   for (Step& st : steps_) {

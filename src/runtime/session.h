@@ -37,6 +37,9 @@ struct SessionOptions {
   // dequantized weight packed once (exact), or DynamicQuantizeMatMul on the
   // integer kernels (integer).
   QdqMode qdq = kDefaultQdqMode;
+  // Cancel the Transpose pairs of NHWC exports at plan time (transpose_folding.h);
+  // bitwise equal either way. ONNX_PREPACK_TRANSPOSE_FOLDING=0 turns it off.
+  bool fold_transposes = true;
 };
 
 struct GraphInput {
@@ -59,6 +62,11 @@ struct PlanStats {
   uint64_t arena_bytes = 0;  // one buffer for all intermediate values
   uint64_t value_bytes = 0;  // what the values would need without reuse
   double init_ms = 0;        // mapping initializers (borrowed bytes, typed fields converted)
+
+  // Transpose kernels run per inference, and the Transposes the plan removed
+  // (transpose_folding.h).
+  size_t transposes = 0;
+  size_t transposes_folded = 0;
 };
 
 // What plan() found: a plan, or that a kernel needs the value of a fed input
@@ -171,6 +179,9 @@ class Session {
   void fuse_integer_matmul();
   // Replaces runs of elementwise steps with fused kernels (session_fusion.cc).
   void fuse_pointwise();
+  // Cancels Transpose pairs, pushing Transposes through elementwise steps
+  // (transpose_folding.cc); counts the Transposes left in stats_.
+  void fold_transposes();
   void compute_lifetimes();
   Status place_arena();
   // Runs every step in order, checking `limits` before each.
