@@ -321,6 +321,9 @@ typedef struct op_session_options {
   uint64_t cache_max_bytes; /* 0 = unbounded; default 4 GiB */
   const char* memo_dir;     /* NULL = default */
   int32_t plain_weights;    /* 1: no resolver, no packing: B used in place (comparison) */
+  /* 1: FLOAT16 values stay float between nodes computed in float, as ONNX Runtime's CPU
+   * provider keeps them; 0 (default): every FLOAT16 output rounded, as ONNX defines */
+  int32_t float16_float_chains;
 } op_session_options;
 
 OP_API op_session_options op_session_options_default(void);

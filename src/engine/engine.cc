@@ -110,6 +110,7 @@ Result<std::unique_ptr<Engine>> Engine::open_model(std::shared_ptr<const format:
   s->pool = engine::pool_for(s->options.threads, s->own_pool);
   runtime::SessionOptions so;
   so.pool = s->pool;
+  so.float16_float_chains = s->options.float16_float_chains;
   if (s->options.weights == WeightMode::kPacked) {
     // A store that cannot be opened (read-only filesystem, a file in its place,
     // no inodes) is never fatal: the run goes on without it and reports why.
