@@ -31,8 +31,8 @@
 namespace onnx_prepack::runtime {
 namespace {
 
-// Operators ONNX Runtime's CPU provider runs on float16 data as it is (they
-// move or select bytes; x86 has no float16 arithmetic kernels there).
+// Operators ONNX Runtime's CPU provider runs on float16 data as it is: they
+// move bytes, and it registers float16 kernels for them.
 bool moves_data(const onnx::NodeProto& n) {
   static const std::set<std::string, std::less<>> kMovers = {
       "Cast",           "CastLike", "Concat",   "DepthToSpace", "Expand",    "Flatten",  "Gather",
