@@ -14,8 +14,11 @@ network twice: y = Sigmoid of the last Conv, and y = the last Conv (`_logits`).
 Operators (--ops): single-node FLOAT16 models on random inputs; ulps from the correctly
 rounded result (float64 then one rounding): the max, and the share of elements off by any.
 
+Speed (--speed): steady-run median of one 20-block network, ours both ways and ONNX Runtime
+(bench/ort_steady.js), fresh processes, interleaved rounds.
+
 usage: f16_drift.py --cli build/src/cli/onnx-prepack [--blocks 4,10,20] [--ups ...] [--ops]
-       [--seeds N] [--keep DIR] [--extra-run-args "..."]
+       [--seeds N] [--speed] [--keep DIR] [--extra-run-args "..."]
 ONNX Runtime runs through tests/runtime/ort_batch.js in one node process.
 """
 import argparse
@@ -217,6 +220,38 @@ def nets_report(a, work):
               f"| {r[3]:.2e} | {r[4]:.2e} | {r[5]:.2e} | {r[6]:.2e} | {r[7]:.2e}, {r[8]:.2%} |")
 
 
+def speed_report(a, work):
+    """Steady-run time of one larger network: ours both ways and ONNX Runtime, fresh processes,
+    interleaved rounds, medians (the machine is shared)."""
+    m = f16_models.unet(20, up="mixed", seed=0, width=a.speed_width, size=a.speed_size)
+    d, ins = prepare(work, "speed_" + m.name, m.proto, m.inputs)
+    model = os.path.join(d, "model.onnx")
+    feeds = [f"{n}={p}" for n, p in ins.items()]
+    times = {"ours": [], "chains": [], "ort": []}
+    for _ in range(a.speed_rounds):
+        for who in times:
+            if who == "ort":
+                p = subprocess.run(["node", os.path.join(ROOT, "bench", "ort_steady.js"), model,
+                                    str(a.speed_runs)] + feeds, capture_output=True, text=True,
+                                   check=True)
+                times[who].append(json.loads(p.stdout)["median_ms"])
+                continue
+            args = [a.cli, "run", model, "--threads", "1", "--repeat", str(a.speed_runs), "--json"]
+            if who == "chains":
+                args += ["--float16-intermediates", "float"]
+            for f in feeds:
+                args += ["--input", f]
+            p = subprocess.run(args, capture_output=True, text=True, check=True)
+            times[who].append(json.loads(p.stdout)["timings_ms"]["steady_run_median"])
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    print(f"\nSteady run, {m.name} width {a.speed_width} input 1x3x{a.speed_size}x{a.speed_size}, "
+          f"1 thread, median of {a.speed_rounds} interleaved rounds x {a.speed_runs} runs (ms):\n")
+    print("| ours (float16) | ours (float chains) | ONNX Runtime | ours / ORT | chains / ORT |")
+    print("|---|---|---|---|---|")
+    print(f"| {med['ours']:.1f} | {med['chains']:.1f} | {med['ort']:.1f} | "
+          f"{med['ours'] / med['ort']:.2f} | {med['chains'] / med['ort']:.2f} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cli", required=True)
@@ -227,6 +262,11 @@ def main():
     ap.add_argument("--size", type=int, default=32)
     ap.add_argument("--ops", action="store_true", help="also the single-operator ulp table")
     ap.add_argument("--no-nets", action="store_true")
+    ap.add_argument("--speed", action="store_true", help="also steady-run times against ORT")
+    ap.add_argument("--speed-width", type=int, default=32)
+    ap.add_argument("--speed-size", type=int, default=128)
+    ap.add_argument("--speed-rounds", type=int, default=5)
+    ap.add_argument("--speed-runs", type=int, default=10)
     ap.add_argument("--extra-run-args", default="", help="more `onnx-prepack run` arguments")
     ap.add_argument("--keep", default="")
     a = ap.parse_args()
@@ -239,6 +279,8 @@ def main():
         print()
     if not a.no_nets:
         nets_report(a, work)
+    if a.speed:
+        speed_report(a, work)
     return 0
 
 
