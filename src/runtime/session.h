@@ -32,7 +32,8 @@ struct SessionOptions {
   bool fuse_pointwise = true;
   // Hold FLOAT16 values in float between nodes that compute in float (the
   // half adapter's, and native ones that compute values, like Resize),
-  // rounding only where a data mover or a graph output takes them, as ONNX
+  // rounding only where a data mover, a LayerNormalization (float16 kernels
+  // in ONNX Runtime) or a graph output takes them, as ONNX
   // Runtime's CPU provider does (session_float16_chains.cc); off: every
   // FLOAT16 output is rounded, as ONNX defines (docs/decisions.md).
   bool float16_float_chains = false;

@@ -2,7 +2,8 @@
 """FLOAT16 CNN drift (docs/decisions.md, "FLOAT16 intermediates").
 
 Generated U-Net-like FLOAT16 models (tests/runtime/f16_models.py: Conv+Relu blocks, MaxPool,
-Resize nearest/linear, ConvTranspose, Concat, Sigmoid) run with `onnx-prepack run` and with
+Resize nearest/linear, ConvTranspose, Concat, Sigmoid) and a transformer block's MatMul, Add,
+Gelu, LayerNormalization (f16_models.block) run with `onnx-prepack run` and with
 ONNX Runtime (one node process, tests/runtime/ort_batch.js); float64 numpy evaluations of the
 same graph are the references:
   exact: every node's output rounded to float16 (the ONNX semantics, computed exactly);
@@ -14,8 +15,8 @@ Checked:
     model, within 1 ulp of the exact evaluation (deeper, one float32-vs-float64 rounding
     flip spreads to the noise level of the roundings themselves);
   - --float16-intermediates float (ONNX Runtime's float chains): within 1 ulp of ONNX Runtime
-    and of f64 on at most CHAIN_SHARE of the elements, and drifting less than the default
-    (so the test fails if the option changes nothing).
+    (and, for the CNNs, of f64) on at most CHAIN_SHARE of the elements, and drifting less than
+    the default (so the test fails if the option changes nothing).
 
 usage: f16_drift_test.py ONNX_PREPACK SOURCE_DIR [--keep DIR]
 """
@@ -60,6 +61,7 @@ def main():
     a = ap.parse_args()
     work = a.keep or tempfile.mkdtemp(prefix="f16_drift.")
     models = [f16_models.unet(b, up=up, width=8, size=16, seed=1, head=h) for b, up, h in MODELS]
+    models.append(f16_models.block(seed=2))
     manifest = []
     for m in models:
         d = os.path.join(work, m.name)
@@ -110,7 +112,10 @@ def main():
         if m is models[0] and (vs_each[0] > 1 or vs_each[1] > SHALLOW_SHARE):
             failures.append(f"{m.name}: the default plan is {vs_each[0]} ulps from the exact ONNX "
                             f"evaluation on {vs_each[1]:.2%} (bound 1 ulp, {SHALLOW_SHARE:.0%})")
-        for what, (mx, share) in (("float64", vs_f64), ("ONNX Runtime", vs_ort)):
+        # The block's LayerNormalization rounds its input (ONNX Runtime's float16 kernel): that
+        # model is float64 rounded once only up to the Gelu, so it is held to ONNX Runtime alone.
+        checks = [("ONNX Runtime", vs_ort)] + ([] if m.name.startswith("block") else [("float64", vs_f64)])
+        for what, (mx, share) in checks:
             if mx > 1 or share > CHAIN_SHARE:
                 failures.append(f"{m.name}: float chains {mx} ulps from {what} on {share:.2%} "
                                 f"(bound 1 ulp, {CHAIN_SHARE:.0%})")

@@ -195,3 +195,31 @@ def drift(got, ref):
     got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
     err = np.abs(got - ref)
     return float(err.max()), float(err.max() / max(np.abs(ref).max(), 1e-30))
+
+
+def block(rows=6, width=64, out=96, seed=0):
+    """A FLOAT16 transformer block tail: MatMul, Add (bias), Gelu, LayerNormalization (opset 20).
+    ONNX Runtime has a float16 LayerNormalization kernel: it rounds the Gelu output, not the
+    MatMul's or the Add's."""
+    from math import erf
+    rng = np.random.default_rng(seed)
+    w = _f16(rng.normal(0, 0.2, (width, out)))
+    b, s, z = _f16(rng.normal(0, 1, out)), _f16(1 + 0.2 * rng.normal(0, 1, out)), _f16(rng.normal(0, 1, out))
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "b"], ["a"]),
+             helper.make_node("Gelu", ["a"], ["g"]),
+             helper.make_node("LayerNormalization", ["g", "s", "z"], ["y"], epsilon=1e-5)]
+    wf, bf, sf, zf = (t.astype(np.float64) for t in (w, b, s, z))
+    eps = float(np.float32(1e-5))
+
+    def ln(g):
+        mu = g.mean(-1, keepdims=True)
+        return (g - mu) / np.sqrt(((g - mu) ** 2).mean(-1, keepdims=True) + eps) * sf + zf
+    steps = [("m", lambda x: x @ wf, ["x"]), ("a", lambda m: m + bf, ["m"]),
+             ("g", lambda a: 0.5 * a * (1 + np.vectorize(erf)(a / np.sqrt(2))), ["a"]),
+             ("y", ln, ["g"])]
+    g = helper.make_graph(nodes, "block", [helper.make_tensor_value_info("x", F16, [rows, width])],
+                          [helper.make_tensor_value_info("y", F16, [rows, out])],
+                          [numpy_helper.from_array(t, n) for t, n in ((w, "w"), (b, "b"), (s, "s"), (z, "z"))])
+    proto = helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)])
+    proto.ir_version = 9
+    return Model("block_matmul_gelu_layernorm", proto, steps, {"x": _f16(rng.uniform(-2, 2, (rows, width)))}, ["y"])
