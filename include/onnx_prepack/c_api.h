@@ -327,6 +327,9 @@ typedef struct op_session_options {
    * float product; OP_QDQ_INTEGER runs them on the int8 kernels with A
    * quantized on the fly (ONNX Runtime's way; changes the output). */
   int32_t qdq;
+  /* 1: FLOAT16 values stay float between nodes computed in float, as ONNX Runtime's CPU
+   * provider keeps them; 0 (default): every FLOAT16 output rounded, as ONNX defines */
+  int32_t float16_float_chains;
 } op_session_options;
 
 typedef enum op_qdq_mode { OP_QDQ_EXACT = 0, OP_QDQ_INTEGER = 1 } op_qdq_mode;

@@ -46,6 +46,10 @@ struct EngineOptions {
   uint32_t threads = kDefaultThreads;       // one pool for hashing, packing, kernels; 0 = all cores
   WeightMode weights = kDefaultWeightMode;  // through the resolver, or initializers as they are
   QdqMode qdq = kDefaultQdqMode;  // weight-only QDQ units: float product, or integer kernels
+  // FLOAT16 intermediates between nodes that compute in float stay float, as
+  // in ONNX Runtime's CPU provider; false: each rounded to float16, as ONNX
+  // defines (docs/decisions.md, "FLOAT16 intermediates").
+  bool float16_float_chains = false;
 };
 
 // Milliseconds of the phases of the last plan (and of the runs after it).

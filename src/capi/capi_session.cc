@@ -29,6 +29,10 @@ Status create_session(const op_session_options* options, op_session** out, const
                             ": qdq must be OP_QDQ_EXACT (0) or OP_QDQ_INTEGER (1), got " +
                             std::to_string(o.qdq));
   }
+  if (o.float16_float_chains != 0 && o.float16_float_chains != 1) {
+    return invalid_argument(std::string(fn) + ": float16_float_chains must be 0 or 1, got " +
+                            std::to_string(o.float16_float_chains));
+  }
   OP_ASSIGN_OR_RETURN(resolve::CacheMode mode, capi::cache_mode(o.cache_mode, fn));
   if (o.cache_dir != nullptr && o.cache_dir[0] == '\0' && mode != resolve::CacheMode::kOff &&
       !o.plain_weights) {
@@ -44,6 +48,7 @@ Status create_session(const op_session_options* options, op_session** out, const
   eo.threads = o.n_threads;
   eo.weights = o.plain_weights ? WeightMode::kPlain : WeightMode::kPacked;
   eo.qdq = o.qdq == OP_QDQ_INTEGER ? QdqMode::kInteger : QdqMode::kExact;
+  eo.float16_float_chains = o.float16_float_chains == 1;
   auto s = std::make_unique<op_session>();
   OP_ASSIGN_OR_RETURN(s->engine, open(std::move(eo)));
   s->timings.parse = s->engine->timings().parse;

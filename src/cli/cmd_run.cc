@@ -1,6 +1,6 @@
 // onnx-prepack run MODEL [--input NAME=FILE.npy|random[:DxD...]]... [--output-dir DIR]
 //   [--cache DIR|off] [--verify full|memo|off] [--threads N] [--repeat N] [--seed N]
-//   [--weights packed|plain] [--json]
+//   [--weights packed|plain] [--float16-intermediates float16|float] [--json]
 // Runs a model on the CPU runtime with cache-aware weight preparation and
 // reports phase timings and each weight's hit or miss (docs/cli.md, "run").
 // A thin adapter of onnx_prepack::Engine.
@@ -170,6 +170,10 @@ Result<EngineOptions> engine_options(const Args& args) {
   o.cache.max_bytes = uint64_t(*cache_max) << 20;
   o.memo_dir = args.get("memo-dir").value_or("");
   o.threads = uint32_t(*threads);
+  const std::string f16(args.get("float16-intermediates").value_or("float16"));
+  if (f16 != "float16" && f16 != "float")
+    return invalid_argument("--float16-intermediates must be float16 or float, got '" + f16 + "'");
+  o.float16_float_chains = f16 == "float";
   return o;
 }
 
@@ -283,6 +287,7 @@ void print_json(const Engine& engine, RunReport& r) {
   if (!engine.store_error().empty()) j["store_error"] = engine.store_error();
   j["weights_mode"] = std::string(weight_mode_name(o.weights));
   j["qdq"] = std::string(qdq_mode_name(o.qdq));
+  j["float16_intermediates"] = std::string(o.float16_float_chains ? "float" : "float16");
   j["timings_ms"] = timings_json(r);
   Json ws = Json::array();
   for (const auto& d : engine.weights()) ws.push_back(engine::weight_json(d));

@@ -109,6 +109,8 @@ std::vector<CommandSpec> make_specs() {
         {"cache-max-mib", "N", "4096", "size bound of the cache store in MiB (0 = unbounded)"},
         {"deadline-ms", "N", "0 (none)",
          "stop each run (the first and every --repeat) N ms after it starts; exit 4"},
+        {"float16-intermediates", "float16|float", "float16",
+         "float keeps FLOAT16 values in float between float-computed nodes, as ONNX Runtime"},
         json_option("print timings, weights, plan, memory and outputs as JSON")},
        {"onnx-prepack run model.compiled.onnx",
         "onnx-prepack run model.onnx --input x=x.npy --output-dir out --json",

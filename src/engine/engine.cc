@@ -111,6 +111,7 @@ Result<std::unique_ptr<Engine>> Engine::open_model(std::shared_ptr<const format:
   runtime::SessionOptions so;
   so.pool = s->pool;
   so.qdq = s->options.qdq;
+  so.float16_float_chains = s->options.float16_float_chains;
   if (s->options.weights == WeightMode::kPacked) {
     // A store that cannot be opened (read-only filesystem, a file in its place,
     // no inodes) is never fatal: the run goes on without it and reports why.

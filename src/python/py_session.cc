@@ -64,8 +64,14 @@ class EngineSession {
  public:
   EngineSession(const py::object& model, const std::string& verify, const py::object& cache,
                 uint32_t threads, const py::object& base_dir, const std::string& weights,
-                const py::object& memo_dir, uint64_t cache_max_bytes, const std::string& qdq) {
+                const py::object& memo_dir, uint64_t cache_max_bytes, const std::string& qdq,
+                const std::string& float16_intermediates) {
     EngineOptions o;
+    if (float16_intermediates != "float16" && float16_intermediates != "float") {
+      throw_status(invalid_argument("float16_intermediates must be float16 or float, got '" +
+                                    float16_intermediates + "'"));
+    }
+    o.float16_float_chains = float16_intermediates == "float";
     o.verify = verify_policy_arg(verify);
     o.weights = weight_mode_arg(weights);
     o.qdq = qdq_mode_arg(qdq);
@@ -168,6 +174,7 @@ class EngineSession {
     d["cache_max_bytes"] = o.cache.max_bytes;
     d["memo_dir"] = o.memo_dir;
     d["threads"] = engine_->threads();
+    d["float16_intermediates"] = std::string(o.float16_float_chains ? "float" : "float16");
     return d;
   }
 
@@ -329,14 +336,15 @@ resolved from the model's compiled tensors or the cache store. Internal: use
 onnx_prepack.InferenceSession (docs/python.md).)doc")
       .def(py::init<const py::object&, const std::string&, const py::object&, uint32_t,
                     const py::object&, const std::string&, const py::object&, uint64_t,
-                    const std::string&>(),
+                    const std::string&, const std::string&>(),
            py::arg("path_or_bytes"),
            py::arg("verify") = std::string(verify_policy_name(kDefaultVerifyPolicy)),
            py::arg("cache") = py::none(), py::arg("threads") = kDefaultThreads,
            py::arg("base_dir") = py::none(),
            py::arg("weights") = std::string(weight_mode_name(kDefaultWeightMode)),
            py::arg("memo_dir") = py::none(), py::arg("cache_max_bytes") = kDefaultCacheMaxBytes,
-           py::arg("qdq") = std::string(qdq_mode_name(kDefaultQdqMode)))
+           py::arg("qdq") = std::string(qdq_mode_name(kDefaultQdqMode)),
+           py::arg("float16_intermediates") = std::string("float16"))
       .def("fork", &EngineSession::fork,
            "Another engine over the same parsed model and options (own plan and arena).")
       .def("prepare", &EngineSession::prepare,

@@ -1,5 +1,6 @@
 #include "runtime/half_adapter.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -137,16 +138,24 @@ HostTensor narrow_constant(const HostTensor& t, int32_t dt) {
 
 }  // namespace
 
-Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, BuildContext& ctx) {
+Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, BuildContext& ctx,
+                                                        HalfCarry* carry) {
   auto native = op.build(ctx);
+  // A FLOAT16 value the session holds as float (HalfCarry): it has the
+  // float description it would get here, so it is passed as it is.
+  auto carried = [&](int i) {
+    return carry != nullptr && size_t(i) < carry->float_inputs.size() &&
+           carry->float_inputs[size_t(i)] && ctx.has_input(i) && ctx.input(i).dtype == kFloat;
+  };
+  bool any_carried = false;
   int32_t half = kUndefined;
   for (int i = 0; i < ctx.input_count(); ++i) {
-    if (ctx.has_input(i) && is_half(ctx.input(i).dtype)) {
+    any_carried = any_carried || carried(i);
+    if (half == kUndefined && ctx.has_input(i) && is_half(ctx.input(i).dtype))
       half = ctx.input(i).dtype;
-      break;
-    }
   }
-  if (native.ok() || half == kUndefined || op.own_half_types) return native;
+  if (half == kUndefined && any_carried) half = kFloat16;
+  if ((native.ok() && !any_carried) || half == kUndefined || op.own_half_types) return native;
   // An operator with a body (If, Loop, Scan) takes every type natively: its
   // body declares the types, and widening the inputs would hide a mismatch
   // between them (a float16 loop-carried value into a float body input).
@@ -168,7 +177,7 @@ Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, Build
     if (!ctx.has_input(i)) continue;
     descs[size_t(i)] = ctx.input(i);
     ValueDesc& d = descs[size_t(i)];
-    if (is_half(d.dtype)) {
+    if (is_half(d.dtype) && !carried(i)) {
       if (d.value != nullptr) {
         widened.push_back(widen_constant(*d.value));
         views.push_back(widened.back().view());
@@ -218,8 +227,10 @@ Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, Build
     // OneHot's is its values', MelWeightMatrix's its attribute's. Without a signature, all.
     const int src = output_type_input(ctx.node(), ctx.opset(), o);
     const bool narrow = src == -1 || (src >= 0 && src < ctx.input_count() && ctx.has_input(src) &&
-                                      is_half(ctx.input(src).dtype));
-    int32_t dt = out.dtype == kFloat && narrow ? half : out.dtype;
+                                      (is_half(ctx.input(src).dtype) || carried(src)));
+    const bool keep_float = carry != nullptr && size_t(o) < carry->float_outputs.size() &&
+                            carry->float_outputs[size_t(o)];
+    int32_t dt = out.dtype == kFloat && narrow && !keep_float ? half : out.dtype;
     if (out.value) {
       ctx.set_output_value(o, dt == half ? narrow_constant(*out.value, half) : *out.value);
       continue;
@@ -227,7 +238,13 @@ Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, Build
     ctx.set_output(o, dt, out.shape);
     if (dt == half) outs.push_back({o, half, shape_numel(out.shape)});
   }
+  if (carry != nullptr) carry->through_float = true;
   if (*built == nullptr) return std::unique_ptr<Kernel>();
+  // Nothing to widen or narrow (every FLOAT16 value of the node held as float):
+  // the float kernel as it is.
+  const bool constants = std::any_of(constant_ptrs.begin(), constant_ptrs.end(),
+                                     [](const void* p) { return p != nullptr; });
+  if (ins.empty() && outs.empty() && !constants) return std::move(*built);
   return std::unique_ptr<Kernel>(new HalfKernel(std::move(*built), std::move(ins), std::move(outs),
                                                 std::move(widened), std::move(constant_ptrs)));
 }

@@ -263,7 +263,48 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds,
     ~ClearLimits() { p = nullptr; }
   } clear{plan_limits_};
   plan_limits_ = limits;
+  float16_chain_.clear();
+  OP_ASSIGN_OR_RETURN(PlanOutcome outcome, build_nodes(feeds, limits));
+  if (outcome != PlanOutcome::kPlanned) return outcome;
+  if (options_.float16_float_chains) {
+    // Plan again with the FLOAT16 chains in float; should that fail, the
+    // rounding plan stands (the option never makes a model fail).
+    float16_chain_ = float16_chain_values();
+    if (!float16_chain_.empty()) {
+      auto again = build_nodes(feeds, limits);
+      if (!again.ok() || *again != PlanOutcome::kPlanned) {
+        float16_chain_.clear();
+        OP_ASSIGN_OR_RETURN(outcome, build_nodes(feeds, limits));
+        if (outcome != PlanOutcome::kPlanned) return outcome;
+      }
+    }
+  }
+  // A builder may have met the deadline and taken its error for a branch
+  // that cannot be planned (If): a plan made past the deadline is not kept.
+  if (Status st = check_limits(limits, "planning graph '" + graph_->name() + "'"); !st.ok()) {
+    reset_plan();
+    return st;
+  }
+  fold_transposes();
+  fuse_integer_matmul();
+  fuse_pointwise();
+  for (Step& st : steps_) {
+    st.empty = !st.out.empty() && !(st.kernel && st.kernel->checks_input_values()) &&
+               std::all_of(st.out.begin(), st.out.end(), [&](int id) {
+                 return id < 0 || shape_numel(values_[size_t(id)].desc.shape) == 0;
+               });
+  }
+  compute_lifetimes();
+  OP_RETURN_IF_ERROR(place_arena());
+  stats_.kernels = steps_.size();
+  planned_feeds_ = feeds;
+  return PlanOutcome::kPlanned;
+}
+
+Result<PlanOutcome> Session::build_nodes(const std::map<std::string, Feed>& feeds,
+                                         const RunLimits* limits) {
   reset_plan();
+  through_float_.assign(size_t(graph_->node_size()), false);
   OP_RETURN_IF_ERROR(bind_feeds(feeds));
   OP_RETURN_IF_ERROR(bind_initializers());
   find_qdq_units();
@@ -286,25 +327,6 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds,
     if (needs_value && unpinned) return PlanOutcome::kNeedsInputValues;
     return st;
   }
-  // A builder may have met the deadline and taken its error for a branch
-  // that cannot be planned (If): a plan made past the deadline is not kept.
-  if (Status st = check_limits(limits, "planning graph '" + graph_->name() + "'"); !st.ok()) {
-    reset_plan();
-    return st;
-  }
-  fold_transposes();
-  fuse_integer_matmul();
-  fuse_pointwise();
-  for (Step& st : steps_) {
-    st.empty = !st.out.empty() && !(st.kernel && st.kernel->checks_input_values()) &&
-               std::all_of(st.out.begin(), st.out.end(), [&](int id) {
-                 return id < 0 || shape_numel(values_[size_t(id)].desc.shape) == 0;
-               });
-  }
-  compute_lifetimes();
-  OP_RETURN_IF_ERROR(place_arena());
-  stats_.kernels = steps_.size();
-  planned_feeds_ = feeds;
   return PlanOutcome::kPlanned;
 }
 
@@ -445,7 +467,10 @@ Status Session::build_node_as(int ni, const onnx::NodeProto& node,
   OP_RETURN_IF_ERROR(check_legacy_form(node, opset_));
   std::vector<int32_t> input_types;
   for (const ValueDesc* d : descs) {
+    // A FLOAT16 value held as float (float16_chain_) has the model's type FLOAT16.
+    const bool carried = d != nullptr && d->dtype == kFloat && float16_chain_.count(d->name) != 0;
     input_types.push_back(d == nullptr                   ? 0
+                          : carried                      ? kFloat16
                           : d->model_dtype != kUndefined ? d->model_dtype
                                                          : d->dtype);
   }
@@ -455,8 +480,15 @@ Status Session::build_node_as(int ni, const onnx::NodeProto& node,
   ctx.set_implicit_inputs(std::move(implicit));
   ctx.set_subgraph_env(env_.get());
   ctx.set_limits(plan_limits_);
-  OP_RETURN_IF_ERROR(ctx.attr_status());           // an attribute name given twice
-  auto built = build_with_half_adapter(*op, ctx);  // half_adapter.h: 16-bit floats through float
+  OP_RETURN_IF_ERROR(ctx.attr_status());  // an attribute name given twice
+  HalfCarry carry;                        // FLOAT16 values held as float (float16_chain_)
+  if (!float16_chain_.empty()) {
+    for (const auto& in : node.input()) carry.float_inputs.push_back(float16_chain_.count(in) != 0);
+    for (const auto& o : node.output()) carry.float_outputs.push_back(float16_chain_.count(o) != 0);
+  }
+  // half_adapter.h: 16-bit floats through float
+  auto built = build_with_half_adapter(*op, ctx, &carry);
+  through_float_[size_t(ni)] = carry.through_float;
   // An attribute of the wrong type was not read (its default stood in): that
   // error, not what the builder made of the default.
   OP_RETURN_IF_ERROR(ctx.attr_status());

@@ -40,6 +40,13 @@ struct SessionOptions {
   // Cancel the Transpose pairs of NHWC exports at plan time (transpose_folding.h);
   // bitwise equal either way. ONNX_PREPACK_TRANSPOSE_FOLDING=0 turns it off.
   bool fold_transposes = true;
+  // Hold FLOAT16 values in float between nodes that compute in float (the
+  // half adapter's, and native ones that compute values, like Resize),
+  // rounding only where a data mover, a LayerNormalization (float16 kernels
+  // in ONNX Runtime) or a graph output takes them, as ONNX
+  // Runtime's CPU provider does (session_float16_chains.cc); off: every
+  // FLOAT16 output is rounded, as ONNX defines (docs/decisions.md).
+  bool float16_float_chains = false;
 };
 
 struct GraphInput {
@@ -152,6 +159,11 @@ class Session {
   Status bind_feeds(const std::map<std::string, Feed>& feeds);
   Status bind_initializers();
   std::vector<bool> live_nodes() const;
+  // bind_feeds, bind_initializers and build_node over the live nodes.
+  Result<PlanOutcome> build_nodes(const std::map<std::string, Feed>& feeds,
+                                  const RunLimits* limits);
+  // After a plan: the FLOAT16 values options_.float16_float_chains holds as float.
+  std::set<std::string> float16_chain_values() const;
   // One node: a step, a folded constant, or values described without a kernel.
   // Sets `needs_value` when its kernel needs an unknown value.
   Status build_node(int node_index, bool& needs_value);
@@ -204,6 +216,8 @@ class Session {
   std::map<std::string, int> fed_values_;
   std::map<std::string, Feed> planned_feeds_;
   const RunLimits* plan_limits_ = nullptr;  // during plan() only
+  std::vector<bool> through_float_;         // per node: built through the half adapter
+  std::set<std::string> float16_chain_;     // FLOAT16 values this plan holds as float
   void* arena_ = nullptr;
   MemoryReservation arena_reserved_;  // the arena's bytes against the memory budget
   // ONNX_PREPACK_PROFILE=1: wall ms and calls per op type, printed to stderr

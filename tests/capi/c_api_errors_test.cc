@@ -232,6 +232,14 @@ TEST(CApi, SessionInputErrors) {
   api::Session s2;
   EXPECT_EQ(api::Session::create(dir.file("mlp.onnx").c_str(), &so, &s2),
             OP_STATUS_INVALID_ARGUMENT);
+  so = op_session_options_default();
+  EXPECT_EQ(so.float16_float_chains, 0);
+  so.float16_float_chains = 2;
+  EXPECT_EQ(api::Session::create(dir.file("mlp.onnx").c_str(), &so, &s2),
+            OP_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(last().find("float16_float_chains must be 0 or 1, got 2"), std::string::npos) << last();
+  so.float16_float_chains = 1;  // a float model runs the same
+  EXPECT_EQ(api::Session::create(dir.file("mlp.onnx").c_str(), &so, &s2), OP_STATUS_OK) << last();
 }
 
 }  // namespace

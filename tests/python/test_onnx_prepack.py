@@ -203,3 +203,45 @@ def test_qdq_option_picks_the_exact_or_the_integer_path(tmp_path):
         op.InferenceSession(model, qdq="fast")
     assert op.compile(model, tmp_path / "c.onnx", qdq="integer", memo=False)["entries"] == 1
     assert op.compile(model, tmp_path / "e.onnx", memo=False)["entries"] == 0
+
+
+def test_float16_intermediates_option_equals_the_cli(tmp_path):
+    # FLOAT16 Conv -> Relu -> Conv: "float" keeps the Relu output in float (docs/decisions.md,
+    # "FLOAT16 intermediates"), as `run --float16-intermediates float` does, bit for bit.
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(3)
+    w1 = rng.normal(0, 0.3, (8, 4, 3, 3)).astype(np.float16)
+    w2 = rng.normal(0, 0.3, (8, 8, 3, 3)).astype(np.float16)
+    g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1] * 4),
+         helper.make_node("Relu", ["c"], ["r"]),
+         helper.make_node("Conv", ["r", "w2"], ["y"], pads=[1] * 4)],
+        "f16", [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 4, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [1, 8, 8, 8])],
+        [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    path = tmp_path / "f16.onnx"
+    onnx.save(m, path)
+    x = rng.uniform(-1, 1, (1, 4, 8, 8)).astype(np.float16)
+    np.save(tmp_path / "x.npy", x)
+    got = {}
+    for mode in ("float16", "float"):
+        so = op.SessionOptions()
+        so.float16_intermediates = mode
+        s = op.InferenceSession(path, so)
+        assert s.get_session_options().float16_intermediates == mode
+        got[mode] = s.run(None, {"x": x})[0]
+        out = tmp_path / mode
+        cli("run", path, "--input", f"x={tmp_path / 'x.npy'}", "--output-dir", out,
+            "--float16-intermediates", mode)
+        assert np.array_equal(got[mode].view(np.uint16), np.load(out / "y.npy").view(np.uint16))
+    assert not np.array_equal(got["float16"], got["float"])
+    assert op.InferenceSession(path).get_session_options().float16_intermediates == "float16"
+    so = op.SessionOptions()
+    so.add_session_config_entry("onnx_prepack.float16_intermediates", "float")
+    assert np.array_equal(op.InferenceSession(path, so).run(None, {"x": x})[0], got["float"])
+    so.float16_intermediates = "double"
+    with pytest.raises(ValueError, match="float16_intermediates must be float16 or float"):
+        op.InferenceSession(path, so)

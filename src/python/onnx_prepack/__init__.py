@@ -133,6 +133,7 @@ _CONFIG_KEYS = {
     "onnx_prepack.base_dir": "base_dir",
     "onnx_prepack.prepare": "prepare",
     "onnx_prepack.parallel_runs": "parallel_runs",
+    "onnx_prepack.float16_intermediates": "float16_intermediates",
 }
 _FALLBACK_KEY = "session.disable_cpu_ep_fallback"
 
@@ -154,8 +155,10 @@ class SessionOptions:
     settable as session config entries ``onnx_prepack.<name>``): ``verify``,
     ``cache``, ``weights``, ``qdq`` ("exact" or "integer": weight-only QDQ units
     as the graph's float product, or on the int8 kernels), ``memo_dir``,
-    ``cache_max_bytes``, ``base_dir``,
-    ``prepare`` ("eager" or "lazy") and ``parallel_runs`` (engines per session).
+    ``cache_max_bytes``, ``base_dir``, ``prepare`` ("eager" or "lazy"), ``parallel_runs``
+    (engines per session) and ``float16_intermediates`` ("float16", every FLOAT16 output
+    rounded as ONNX defines, or "float", float between float-computed nodes as ONNX
+    Runtime's CPU provider keeps them).
     Unknown attributes raise AttributeError (a typo is not silently ignored).
     """
 
@@ -165,7 +168,8 @@ class SessionOptions:
         "log_severity_level", "log_verbosity_level", "logid", "enable_cpu_mem_arena",
         "enable_mem_pattern", "enable_mem_reuse", "use_deterministic_compute",
         "optimized_model_filepath", "verify", "cache", "weights", "qdq", "memo_dir",
-        "cache_max_bytes", "base_dir", "prepare", "parallel_runs", "_config",
+        "cache_max_bytes", "base_dir", "prepare", "parallel_runs", "float16_intermediates",
+        "_config",
     )
 
     def __init__(self):
@@ -193,6 +197,7 @@ class SessionOptions:
         self.base_dir = None
         self.prepare = None
         self.parallel_runs = None
+        self.float16_intermediates = None
         self._config = {}
 
     def add_session_config_entry(self, config_key, config_value):
@@ -609,6 +614,8 @@ class InferenceSession:
                 args[attr] = given[attr]
         if given["cache_max_bytes"] is not None:
             args["cache_max_bytes"] = int(given["cache_max_bytes"])
+        if so._own("float16_intermediates") is not None:
+            args["float16_intermediates"] = str(so._own("float16_intermediates"))
         if threads is not None:
             if int(threads) < 0:
                 raise InvalidArgument(f"threads must be >= 0, got {threads}")
@@ -650,6 +657,7 @@ class InferenceSession:
         so.base_dir = given["base_dir"]
         so.prepare, so.parallel_runs = self._prepare_mode, self._max_engines
         so.intra_op_num_threads = int(opts["threads"])
+        so.float16_intermediates = opts["float16_intermediates"]
         self._sess_options = so
         self._event("model_loading", t_start, t_loaded, {})
         self._event("session_initialization", t_loaded, t_prepared,
