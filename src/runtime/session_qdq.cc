@@ -118,8 +118,9 @@ Status Session::build_qdq_node(int ni, const QdqUnitPlan& p, bool& needs_value) 
     for (int64_t r = 0; r < n; ++r) {
       for (int64_t c = 0; c < k; ++c) dst[c * n + r] = src[r * k + c];
     }
+    const int32_t dtype = w.desc.dtype;  // add_value may move values_, and `w` with it
     const int id = add_value(u.transposed_name);
-    values_[size_t(id)].desc.dtype = w.desc.dtype;
+    values_[size_t(id)].desc.dtype = dtype;
     values_[size_t(id)].desc.shape = Shape{k, n};
     values_[size_t(id)].constant = std::move(t);
   }
