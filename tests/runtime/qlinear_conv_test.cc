@@ -22,6 +22,7 @@
 
 #include "runtime/npy.h"
 #include "runtime/session.h"
+#include "testing/session_run.h"
 #include "testing/test_models.h"
 
 namespace onnx_prepack::runtime {
@@ -29,50 +30,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool python_available() {
-  std::string out;
-  return testing::run_command("/usr/bin/python3 -c 'import onnx, numpy'", &out) == 0;
-}
-
-bool ort_available() {
-  std::string out;
-  return fs::exists(std::string(OP_PEERS_DIR) + "/onnxruntime-node") &&
-         testing::run_command("node --version", &out) == 0;
-}
-
-// 8-bit outputs of one type, shape and bytes.
-bool same_bits(const HostTensor& a, const HostTensor& b) {
-  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
-         std::memcmp(a.as<uint8_t>(), b.as<uint8_t>(), size_t(a.numel())) == 0;
-}
-
-// Runs `model` on the feeds; nullopt (with a test failure) on any error.
-std::optional<HostTensor> run_model(const std::string& model,
-                                    const std::map<std::string, HostTensor*>& feeds,
-                                    base::ThreadPool* pool) {
-  auto loaded = format::Model::load(model);
-  EXPECT_TRUE(loaded.ok()) << loaded.status().message();
-  if (!loaded.ok()) return std::nullopt;
-  std::shared_ptr<const format::Model> m(std::move(*loaded));
-  SessionOptions opts;
-  opts.pool = pool;
-  auto s = Session::create(m, opts);
-  EXPECT_TRUE(s.ok()) << s.status().message();
-  if (!s.ok()) return std::nullopt;
-  std::map<std::string, Session::Feed> shapes;
-  std::map<std::string, Tensor> views;
-  for (const auto& [name, t] : feeds) {
-    shapes[name] = {t->dtype(), t->shape()};
-    views[name] = t->view();
-  }
-  auto planned = (*s)->plan(shapes);
-  EXPECT_TRUE(planned.ok()) << model << ": " << planned.status().message();
-  if (!planned.ok()) return std::nullopt;
-  auto got = (*s)->run(views);
-  EXPECT_TRUE(got.ok()) << model << ": " << got.status().message();
-  if (!got.ok()) return std::nullopt;
-  return std::move((*got)[0]);
-}
+using testing::ort_available;
+using testing::python_available;
+using testing::run_model;
+using testing::same_bits;
 
 TEST(QLinearConv, PackedKernelEqualsLoopsAndOrtBitwise) {
   if (!python_available()) GTEST_SKIP() << "python3-onnx missing";
