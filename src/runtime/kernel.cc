@@ -161,7 +161,7 @@ std::vector<OpEntry> all_ops() {
   // An operator belongs to one family (ops/README.md); a name listed twice
   // would be found in the earlier list.
   for (auto list : {math_ops(), linalg_ops(), norm_ops(), tensor_ops(), conv_ops(), control_ops(),
-                    quant_ops()}) {
+                    quant_ops(), attention_ops()}) {
     v.insert(v.end(), list.begin(), list.end());
   }
   return v;

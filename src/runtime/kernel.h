@@ -291,13 +291,14 @@ std::vector<std::string> supported_ops();
 
 // The operator families, one folder each with a registry.cc that defines its
 // list (ops/README.md); find_op joins them.
-std::span<const OpEntry> control_ops();  // If, Loop, Scan, RNN, GRU, LSTM
-std::span<const OpEntry> conv_ops();     // convolution and pooling
-std::span<const OpEntry> linalg_ops();   // MatMul, Gemm
-std::span<const OpEntry> math_ops();     // elementwise, activations, softmax, casts, reductions
-std::span<const OpEntry> norm_ops();     // layer, batch, instance, group normalization, LRN
-std::span<const OpEntry> quant_ops();    // quantized operators (default and com.microsoft)
-std::span<const OpEntry> tensor_ops();   // data movement, shapes, indexing, resizing, padding
+std::span<const OpEntry> attention_ops();  // transformer attention, rotary embeddings
+std::span<const OpEntry> control_ops();    // If, Loop, Scan, RNN, GRU, LSTM
+std::span<const OpEntry> conv_ops();       // convolution and pooling
+std::span<const OpEntry> linalg_ops();     // MatMul, Gemm
+std::span<const OpEntry> math_ops();       // elementwise, activations, softmax, casts, reductions
+std::span<const OpEntry> norm_ops();       // layer, batch, instance, group normalization, LRN
+std::span<const OpEntry> quant_ops();      // quantized operators (default and com.microsoft)
+std::span<const OpEntry> tensor_ops();     // data movement, shapes, indexing, resizing, padding
 
 // Numpy-style broadcast of two shapes.
 Result<Shape> broadcast_shapes(const Shape& a, const Shape& b);
