@@ -115,6 +115,14 @@ def main():
         # The block's LayerNormalization rounds its input (ONNX Runtime's float16 kernel): that
         # model is float64 rounded once only up to the Gelu, so it is held to ONNX Runtime alone.
         checks = [("ONNX Runtime", vs_ort)] + ([] if m.name.startswith("block") else [("float64", vs_f64)])
+        # ONNX Runtime's own FLOAT16 kernels differ per ISA (on AVX-512 its ConvTranspose lands
+        # 3 ulps from float64 where ours stays within 1): more than 1 ulp from ONNX Runtime is
+        # then no failure when float chains are at least as close to float64 as ONNX Runtime.
+        if not m.name.startswith("block") and (vs_ort[0] > 1 or vs_ort[1] > CHAIN_SHARE):
+            ort_f64 = ulps(ort, f64)
+            print(f"  {m.name}: ONNX Runtime vs float64 {ort_f64[0]} ulps on {ort_f64[1]:.2%}")
+            if vs_f64[0] <= ort_f64[0] and vs_f64[1] <= ort_f64[1]:
+                checks = checks[1:]
         for what, (mx, share) in checks:
             if mx > 1 or share > CHAIN_SHARE:
                 failures.append(f"{m.name}: float chains {mx} ulps from {what} on {share:.2%} "
