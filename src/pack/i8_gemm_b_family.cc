@@ -48,8 +48,9 @@ class I8GemmBFamily final : public PackFamily {
     const bool onnx = node.domain().empty() || node.domain() == "ai.onnx";
     const std::string& op = node.op_type();
     if (onnx && ((op == "ConvInteger" && input == 1) || (op == "QLinearConv" && input == 3))) {
-      // The runtime's GEMM path: one group, more than one input channel.
-      return dims.size() >= 3 && dims[1] > 1 && group_of(node) == 1;
+      // The runtime's GEMM path: more than one input channel per group.
+      const int64_t group = group_of(node);
+      return dims.size() >= 3 && dims[1] > 1 && group >= 1 && dims[0] % group == 0;
     }
     if (dims.size() != 2) return false;
     if (onnx) return (op == "MatMulInteger" && input == 1) || (op == "QLinearMatMul" && input == 3);
@@ -62,8 +63,8 @@ class I8GemmBFamily final : public PackFamily {
   std::span<const FormatInfo> formats() const override { return formats_; }
 
   std::vector<FormatInfo> accepted(const WeightUse& use, device::IsaLevel) const override {
-    const I8GemmBFormat* f =
-        is_conv_w(use) ? i8_conv_w_format(use.data_type) : i8_gemm_b_format(use.data_type);
+    const I8GemmBFormat* f = is_conv_w(use) ? i8_conv_w_format(use.data_type, group_of(*use.node))
+                                            : i8_gemm_b_format(use.data_type);
     if (f == nullptr) return {};
     return {info(*f)};
   }
@@ -97,7 +98,7 @@ class I8GemmBFamily final : public PackFamily {
       const I8GemmBFormat* f = find_i8_conv_w_format(format.name);
       if (f == nullptr)
         return invalid_argument("'" + std::string(format.name) + "' is not a ConvInteger W format");
-      return i8_conv_w_check_entry(*f, type, dims, use.data_type, use.dims);
+      return i8_conv_w_check_entry(*f, type, dims, use.data_type, use.dims, group_of(*use.node));
     }
     const I8GemmBFormat* f = find_i8_gemm_b_format(format.name);
     if (f == nullptr)
@@ -116,15 +117,21 @@ class I8GemmBFamily final : public PackFamily {
     if (f == nullptr || f->source_type != use.data_type) {
       return invalid_argument("'" + std::string(format.name) + "' does not hold this W's type");
     }
-    OP_ASSIGN_OR_RETURN(kernels::I8GemmShape shape, i8_conv_w_shape(use.data_type, use.dims));
+    const int64_t groups = group_of(*use.node);
+    if (f->grouped != (groups > 1)) {
+      return invalid_argument("'" + std::string(format.name) + "' does not hold W of group " +
+                              std::to_string(groups));
+    }
+    OP_ASSIGN_OR_RETURN(kernels::I8GemmShape shape,
+                        i8_conv_w_shape(use.data_type, use.dims, groups));
     OP_ASSIGN_OR_RETURN(std::span<const uint8_t> bytes, content(use.source));
     PackPlan p;
     p.format = format;
     p.type = i8_conv_w_struct_type(*f);
-    p.dims = i8_conv_w_dims(shape, use.dims.size());
-    p.payload_bytes = i8_conv_w_payload_bytes(shape, use.dims.size());
-    p.pack = [shape, bytes, dims = use.dims](std::span<uint8_t> out) {
-      return i8_conv_w_pack(shape, bytes, dims, out);
+    p.dims = i8_conv_w_dims(shape, use.dims.size(), groups);
+    p.payload_bytes = i8_conv_w_payload_bytes(shape, use.dims.size(), groups);
+    p.pack = [shape, bytes, dims = use.dims, groups](std::span<uint8_t> out) {
+      return i8_conv_w_pack(shape, bytes, dims, out, groups);
     };
     return p;
   }

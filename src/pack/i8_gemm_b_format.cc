@@ -44,6 +44,24 @@ onnx::TypeProto array_of(onnx::TypeProto element, int dims_index, uint64_t dimen
 
 const char* type_word(int32_t t) { return t == onnx::TensorProto::INT8 ? "INT8" : "UINT8"; }
 
+// One panel: k_groups (counted by dims_param `k_groups_index`) groups of 16 columns x 4 k codes,
+// then 16 int32 column sums.
+onnx::TypeProto panel_type(bool is_signed, int k_groups_index) {
+  onnx::TypeProto panel;
+  auto* pf = panel.mutable_struct_type()->mutable_structure();
+  auto* codes = pf->add_field();
+  codes->set_name("codes");
+  // [k_groups][16 columns][4 k]
+  *codes->mutable_type() =
+      array_of(array_of(array_of(leaf(onnx::TensorProto::INT8), -1, 4), -1, 16), k_groups_index);
+  codes->set_doc_string(is_signed ? "B[4g + r][16p + j]" : "B[4g + r][16p + j] - 128");
+  auto* sums = pf->add_field();
+  sums->set_name("column_sums");
+  *sums->mutable_type() = array_of(leaf(onnx::TensorProto::INT32), -1, 16);
+  sums->set_doc_string("sum over k of the column's stored codes");
+  return panel;
+}
+
 // Leaves panels_codes INT8 [panels, k_groups, 16, 4] and panels_column_sums
 // INT32 [panels, 16] -> b [4 k_groups, 16 panels] of the source type: B with
 // its padding (rows past K, columns past N: 0 for int8 B, 128 for uint8 B).
@@ -139,6 +157,63 @@ onnx::FunctionProto i8_conv_w_decoder(const I8GemmBFormat& f) {
   return d;
 }
 
+// Leaves groups_panels_codes INT8 [groups, panels, k_groups, 16, 4], their column sums and shape
+// INT64 [rank] -> W: per group g, codes[g][p][kg][j][r] is W's row g * M/groups + 16p + j at
+// flattened index 4kg + r, so [g, p, j, kg, r] is [groups, M/groups, K] padded, sliced to
+// [groups, M/groups, K] and reshaped to W's dims ([groups, M/groups] is W's [M] row-major).
+onnx::FunctionProto i8_conv_w_grouped_decoder(const I8GemmBFormat& f) {
+  using fn::node;
+  const bool is_signed = f.source_type == onnx::TensorProto::INT8;
+  onnx::FunctionProto d;
+  d.set_name("decode_" + std::string(f.name));
+  d.set_domain("onnx_prepack.decoders");
+  auto* op = d.add_opset_import();
+  op->set_domain("");
+  op->set_version(13);
+  d.add_input("groups_panels_codes");
+  d.add_input("groups_panels_column_sums");
+  d.add_input("shape");
+  fn::ints_attr(node(d, "Transpose", {"groups_panels_codes"}, "n_major"), "perm", {0, 1, 3, 2, 4});
+  node(d, "Shape", {"groups_panels_codes"}, "codes_shape");
+  fn::constant_ints(d, "zero", {0});
+  fn::constant_ints(d, "one", {1});
+  fn::constant_ints(d, "two", {2});
+  fn::constant_ints(d, "three", {3});
+  fn::constant_ints(d, "max", {int64_t(1) << 62});
+  node(d, "Slice", {"codes_shape", "zero", "one"}, "groups");
+  node(d, "Slice", {"codes_shape", "one", "two"}, "panels");
+  node(d, "Slice", {"codes_shape", "two", "three"}, "k_groups");
+  fn::constant_ints(d, "sixteen", {16});
+  fn::constant_ints(d, "four", {4});
+  node(d, "Mul", {"panels", "sixteen"}, "rows");
+  node(d, "Mul", {"k_groups", "four"}, "cols");
+  fn::int_attr(node(d, "Concat", {"groups", "rows", "cols"}, "padded_shape"), "axis", 0);
+  node(d, "Reshape", {"n_major", "padded_shape"}, "padded");
+  // M / groups = shape[0] / groups, K = prod(shape[1..]).
+  node(d, "Slice", {"shape", "zero", "one"}, "m");
+  node(d, "Div", {"m", "groups"}, "mg");
+  node(d, "Slice", {"shape", "one", "max"}, "rest");
+  auto* prod = node(d, "ReduceProd", {"rest"}, "k");
+  fn::int_attr(prod, "keepdims", 1);
+  fn::int_attr(node(d, "Concat", {"groups", "mg", "k"}, "ends"), "axis", 0);
+  fn::constant_ints(d, "starts", {0, 0, 0});
+  const std::string w = is_signed ? "w" : "stored";
+  node(d, "Slice", {"padded", "starts", "ends"}, "rows_k");
+  node(d, "Reshape", {"rows_k", "shape"}, w);
+  if (!is_signed) {  // stored w - 128
+    fn::int_attr(node(d, "Cast", {"stored"}, "wide"), "to", onnx::TensorProto::INT64);
+    fn::constant_ints(d, "shift", {128});
+    node(d, "Add", {"wide", "shift"}, "unshifted");
+    fn::int_attr(node(d, "Cast", {"unshifted"}, "w"), "to", onnx::TensorProto::UINT8);
+  }
+  d.add_output("w");
+  fn::typed(d, "groups_panels_codes", onnx::TensorProto::INT8);
+  fn::typed(d, "groups_panels_column_sums", onnx::TensorProto::INT32);
+  fn::typed(d, "shape", onnx::TensorProto::INT64);
+  fn::typed(d, "w", f.source_type);
+  return d;
+}
+
 }  // namespace
 
 const I8GemmBFormat kI8GemmBPanel16 = {"i8_gemm_b_panel16", "1", "x86_64", onnx::TensorProto::INT8};
@@ -209,21 +284,9 @@ onnx::StructTypeProto i8_gemm_b_struct_type(const I8GemmBFormat& f) {
   add_meta(t, "lineage_roles", "");
   add_meta(t, "lineage_attrs", "");
   for (const char* p : {"panels", "k_groups"}) t.add_dims_param(p);
-  onnx::TypeProto panel;
-  auto* pf = panel.mutable_struct_type()->mutable_structure();
-  auto* codes = pf->add_field();
-  codes->set_name("codes");
-  // [k_groups][16 columns][4 k]
-  *codes->mutable_type() =
-      array_of(array_of(array_of(leaf(onnx::TensorProto::INT8), -1, 4), -1, 16), 1);
-  codes->set_doc_string(is_signed ? "B[4g + r][16p + j]" : "B[4g + r][16p + j] - 128");
-  auto* sums = pf->add_field();
-  sums->set_name("column_sums");
-  *sums->mutable_type() = array_of(leaf(onnx::TensorProto::INT32), -1, 16);
-  sums->set_doc_string("sum over k of the column's stored codes");
   auto* panels = t.mutable_structure()->add_field();
   panels->set_name("panels");
-  *panels->mutable_type() = array_of(std::move(panel), 0);
+  *panels->mutable_type() = array_of(panel_type(is_signed, 1), 0);
   *t.mutable_decoder() = i8_gemm_b_decoder(f);
   return t;
 }
@@ -280,15 +343,21 @@ Status i8_gemm_b_pack(const kernels::I8GemmShape& s, std::span<const uint8_t> b,
 const I8GemmBFormat kI8ConvWPanel16 = {"i8_conv_w_panel16", "1", "x86_64", onnx::TensorProto::INT8};
 const I8GemmBFormat kU8ConvWPanel16 = {"u8_conv_w_panel16", "1", "x86_64",
                                        onnx::TensorProto::UINT8};
+const I8GemmBFormat kI8ConvWGroupedPanel16 = {"i8_conv_w_grouped_panel16", "1", "x86_64",
+                                              onnx::TensorProto::INT8, true};
+const I8GemmBFormat kU8ConvWGroupedPanel16 = {"u8_conv_w_grouped_panel16", "1", "x86_64",
+                                              onnx::TensorProto::UINT8, true};
 
 std::span<const I8GemmBFormat* const> i8_conv_w_formats() {
-  static const I8GemmBFormat* const kAll[] = {&kI8ConvWPanel16, &kU8ConvWPanel16};
+  static const I8GemmBFormat* const kAll[] = {&kI8ConvWPanel16, &kU8ConvWPanel16,
+                                              &kI8ConvWGroupedPanel16, &kU8ConvWGroupedPanel16};
   return kAll;
 }
 
-const I8GemmBFormat* i8_conv_w_format(int32_t source_type) {
+const I8GemmBFormat* i8_conv_w_format(int32_t source_type, int64_t groups) {
+  if (groups < 1) return nullptr;
   for (const I8GemmBFormat* f : i8_conv_w_formats()) {
-    if (f->source_type == source_type) return f;
+    if (f->source_type == source_type && f->grouped == (groups > 1)) return f;
   }
   return nullptr;
 }
@@ -300,7 +369,8 @@ const I8GemmBFormat* find_i8_conv_w_format(std::string_view name) {
   return nullptr;
 }
 
-Result<kernels::I8GemmShape> i8_conv_w_shape(int32_t source_type, std::span<const int64_t> dims) {
+Result<kernels::I8GemmShape> i8_conv_w_shape(int32_t source_type, std::span<const int64_t> dims,
+                                             int64_t groups) {
   if (i8_conv_w_format(source_type) == nullptr) return invalid_argument("W must be int8 or uint8");
   if (dims.size() < 3 || dims.size() > 8) return invalid_argument("W must be of rank 3 to 8");
   constexpr int64_t kMax = int64_t(1) << 40;
@@ -313,31 +383,48 @@ Result<kernels::I8GemmShape> i8_conv_w_shape(int32_t source_type, std::span<cons
       k *= dims[i];
     }
   }
-  return i8_gemm_b_shape(source_type, std::vector<int64_t>{k, dims[0]});
+  if (groups < 1 || groups > dims[0] || dims[0] % groups != 0) {
+    return invalid_argument("group " + std::to_string(groups) + " does not divide W's " +
+                            std::to_string(dims[0]) + " output channels");
+  }
+  // Every group's panels are padded to 16 channels: bounded like one B's.
+  OP_ASSIGN_OR_RETURN(kernels::I8GemmShape s,
+                      i8_gemm_b_shape(source_type, std::vector<int64_t>{k, dims[0] / groups}));
+  if (s.panels() > (int64_t(1) << 48) / groups)
+    return invalid_argument("W's dims are out of range");
+  return s;
 }
 
-std::vector<uint64_t> i8_conv_w_dims(const kernels::I8GemmShape& s, size_t rank) {
+std::vector<uint64_t> i8_conv_w_dims(const kernels::I8GemmShape& s, size_t rank, int64_t groups) {
+  if (groups > 1) {
+    return {uint64_t(groups), uint64_t(s.panels()), uint64_t(s.k_groups()), uint64_t(rank)};
+  }
   return {uint64_t(s.panels()), uint64_t(s.k_groups()), uint64_t(rank)};
 }
 
-uint64_t i8_conv_w_payload_bytes(const kernels::I8GemmShape& s, size_t rank) {
-  return s.packed_bytes() + uint64_t(rank) * 8;
+uint64_t i8_conv_w_payload_bytes(const kernels::I8GemmShape& s, size_t rank, int64_t groups) {
+  return uint64_t(groups) * s.packed_bytes() + uint64_t(rank) * 8;
 }
 
 onnx::StructTypeProto i8_conv_w_struct_type(const I8GemmBFormat& f) {
   const bool is_signed = f.source_type == onnx::TensorProto::INT8;
   const I8GemmBFormat* b = i8_gemm_b_format(f.source_type);
-  const onnx::StructTypeProto panels = i8_gemm_b_struct_type(*b);
   onnx::StructTypeProto t;
   t.set_name(std::string(f.name));
+  const std::string layout =
+      std::string(" as the integer GEMM B [K, N] of ") + std::string(b->name) +
+      ": per panel of 16 output channels, k_groups = ceil(K / 4) groups of 16 channels x 4 k "
+      "(byte 4j + r of group g: channel 16p + j, flattened index 4g + r of its filter) as int8 " +
+      (is_signed ? "W" : "W - 128") +
+      ", then 16 int32 sums of those int8 values; rows past K and channels past N are 0. Then "
+      "W's dims. Bound to W alone (no lineage).";
   t.set_doc_string(
-      std::string("ConvInteger / QLinearConv (group 1) ") + type_word(f.source_type) +
-      " W [M, C, k...] as the integer GEMM B [K, N] (K = C * prod(kernel), N = M) of " +
-      std::string(b->name) + ": per panel of 16 output channels, k_groups = ceil(K / 4) groups " +
-      "of 16 channels x 4 k (byte 4j + r of group g: channel 16p + j, flattened index 4g + r of " +
-      "its filter) as int8 " + (is_signed ? "W" : "W - 128") +
-      ", then 16 int32 sums of those int8 values; rows past K and channels past M are 0. Then "
-      "W's dims. Bound to W alone (no lineage).");
+      f.grouped ? std::string("ConvInteger / QLinearConv (group > 1) ") + type_word(f.source_type) +
+                      " W [M, C/group, k...]: per group, its M/group output "
+                      "channels (K = C/group * prod(kernel), N = M/group)" +
+                      layout + " The groups follow one another."
+                : std::string("ConvInteger / QLinearConv (group 1) ") + type_word(f.source_type) +
+                      " W [M, C, k...] (K = C * prod(kernel), N = M)" + layout);
   add_meta(t, "format_version", std::string(f.version));
   add_meta(t, "source_type", type_word(f.source_type));
   add_meta(t, "stored", is_signed ? "w" : "w - 128");
@@ -345,19 +432,35 @@ onnx::StructTypeProto i8_conv_w_struct_type(const I8GemmBFormat& f) {
   add_meta(t, "k_group", "4");
   add_meta(t, "lineage_roles", "");
   add_meta(t, "lineage_attrs", "");
+  const int first = f.grouped ? 1 : 0;  // dims_param index of panels
+  if (f.grouped) t.add_dims_param("groups");
   for (const char* p : {"panels", "k_groups", "rank"}) t.add_dims_param(p);
-  *t.mutable_structure()->add_field() = panels.structure().field(0);
+  onnx::TypeProto panels = array_of(panel_type(is_signed, first + 1), first);
+  if (f.grouped) {
+    auto* groups = t.mutable_structure()->add_field();
+    groups->set_name("groups");
+    onnx::TypeProto group;
+    auto* g = group.mutable_struct_type()->mutable_structure()->add_field();
+    g->set_name("panels");
+    *g->mutable_type() = std::move(panels);
+    *groups->mutable_type() = array_of(std::move(group), 0);
+    groups->set_doc_string("group g: the panels of W's output channels [g M/group, (g+1) M/group)");
+  } else {
+    auto* field = t.mutable_structure()->add_field();
+    field->set_name("panels");
+    *field->mutable_type() = std::move(panels);
+  }
   auto* shape = t.mutable_structure()->add_field();
   shape->set_name("shape");
-  *shape->mutable_type() = array_of(leaf(onnx::TensorProto::INT64), 2);
-  shape->set_doc_string("W's dims [M, C, k...]");
-  *t.mutable_decoder() = i8_conv_w_decoder(f);
+  *shape->mutable_type() = array_of(leaf(onnx::TensorProto::INT64), first + 2);
+  shape->set_doc_string(f.grouped ? "W's dims [M, C/group, k...]" : "W's dims [M, C, k...]");
+  *t.mutable_decoder() = f.grouped ? i8_conv_w_grouped_decoder(f) : i8_conv_w_decoder(f);
   return t;
 }
 
 Status i8_conv_w_check_entry(const I8GemmBFormat& f, const onnx::StructTypeProto& type,
                              std::span<const uint64_t> dims, int32_t source_type,
-                             std::span<const int64_t> source_dims) {
+                             std::span<const int64_t> source_dims, int64_t groups) {
   if (type.name() != f.name) {
     return invalid_argument("format '" + type.name() + "' is not '" + std::string(f.name) + "'");
   }
@@ -375,14 +478,19 @@ Status i8_conv_w_check_entry(const I8GemmBFormat& f, const onnx::StructTypeProto
                             type_word(f.source_type) + " W, this W is " +
                             (i8_conv_w_format(source_type) ? type_word(source_type) : "neither"));
   }
-  OP_ASSIGN_OR_RETURN(kernels::I8GemmShape s, i8_conv_w_shape(source_type, source_dims));
-  const auto want = i8_conv_w_dims(s, source_dims.size());
+  if (f.grouped != (groups > 1)) {
+    return invalid_argument("format '" + std::string(f.name) + "' holds W of " +
+                            (f.grouped ? "group > 1" : "group 1") + ", this W's node has group " +
+                            std::to_string(groups));
+  }
+  OP_ASSIGN_OR_RETURN(kernels::I8GemmShape s, i8_conv_w_shape(source_type, source_dims, groups));
+  const auto want = i8_conv_w_dims(s, source_dims.size(), groups);
   if (dims.size() != want.size() || !std::equal(want.begin(), want.end(), dims.begin())) {
     return invalid_argument("format '" + std::string(f.name) + "' dims do not fit W's dims");
   }
   const google::protobuf::RepeatedPtrField<onnx::StructTypeProto> none;
   auto bits = types::struct_type_bits(none, type, dims);
-  if (!bits.ok() || *bits != i8_conv_w_payload_bytes(s, source_dims.size()) * 8) {
+  if (!bits.ok() || *bits != i8_conv_w_payload_bytes(s, source_dims.size(), groups) * 8) {
     return invalid_argument("format '" + std::string(f.name) +
                             "': the entry's type does not describe the packed panels of W");
   }
@@ -390,17 +498,25 @@ Status i8_conv_w_check_entry(const I8GemmBFormat& f, const onnx::StructTypeProto
 }
 
 Status i8_conv_w_pack(const kernels::I8GemmShape& s, std::span<const uint8_t> w,
-                      std::span<const int64_t> source_dims, std::span<uint8_t> out) {
-  if (w.size() != uint64_t(s.K) * uint64_t(s.N)) {
-    return invalid_argument("W holds " + std::to_string(w.size()) + " bytes, [" +
-                            std::to_string(s.N) + ", " + std::to_string(s.K) + "] needs " +
-                            std::to_string(uint64_t(s.K) * uint64_t(s.N)));
+                      std::span<const int64_t> source_dims, std::span<uint8_t> out,
+                      int64_t groups) {
+  const uint64_t group_bytes = uint64_t(s.K) * uint64_t(s.N);
+  if (groups < 1 || w.size() / uint64_t(groups) != group_bytes ||
+      w.size() % uint64_t(groups) != 0) {
+    return invalid_argument("W holds " + std::to_string(w.size()) + " bytes, " +
+                            std::to_string(groups) + " groups of [" + std::to_string(s.N) + ", " +
+                            std::to_string(s.K) + "] need " +
+                            std::to_string(uint64_t(groups) * group_bytes));
   }
-  if (out.size() != i8_conv_w_payload_bytes(s, source_dims.size())) {
+  if (out.size() != i8_conv_w_payload_bytes(s, source_dims.size(), groups)) {
     return invalid_argument("pack output size differs from the format's");
   }
-  kernels::i8_pack_b(s, w.data(), size_t(s.K), out.data(), /*transposed=*/true);
-  std::memcpy(out.data() + s.packed_bytes(), source_dims.data(), source_dims.size() * 8);
+  for (int64_t g = 0; g < groups; ++g) {
+    kernels::i8_pack_b(s, w.data() + uint64_t(g) * group_bytes, size_t(s.K),
+                       out.data() + uint64_t(g) * s.packed_bytes(), /*transposed=*/true);
+  }
+  std::memcpy(out.data() + uint64_t(groups) * s.packed_bytes(), source_dims.data(),
+              source_dims.size() * 8);
   return ok_status();
 }
 

@@ -23,6 +23,7 @@ struct I8GemmBFormat {
   std::string_view version;       // format_version
   std::string_view architecture;  // baseline: every kernel (ref included) reads the bytes
   int32_t source_type;            // onnx::TensorProto::INT8 or UINT8
+  bool grouped = false;           // i8_conv_w only: W of group > 1, one block of panels per group
 };
 
 extern const I8GemmBFormat kI8GemmBPanel16;  // int8 B
@@ -51,28 +52,37 @@ Status i8_gemm_b_check_entry(const I8GemmBFormat& f, const onnx::StructTypeProto
 Status i8_gemm_b_pack(const kernels::I8GemmShape& s, std::span<const uint8_t> b,
                       std::span<uint8_t> out);
 
-// ConvInteger's and QLinearConv's constant W [M, C, k...] (group 1) as the same panels: B [K, N]
-// with K = C * prod(kernel), N = M, packed from W's [N, K] layout (B's
-// transpose), then W's dims (int64 [rank]) so that the decoder rebuilds W
-// exactly. One format per source type, like B's.
-extern const I8GemmBFormat kI8ConvWPanel16;  // int8 W
-extern const I8GemmBFormat kU8ConvWPanel16;  // uint8 W, stored minus 128
+// ConvInteger's and QLinearConv's constant W [M, C/group, k...] as the same panels: per group,
+// B [K, N] with K = C/group * prod(kernel), N = M/group, packed from the group's rows of W (B's
+// transpose), the groups one after another, then W's dims (int64 [rank]) so that the decoder
+// rebuilds W exactly. Group 1 and group > 1 are two formats per source type (the grouped one has a
+// groups dimension); the group 1 formats are those of 2026-12-01, unchanged.
+extern const I8GemmBFormat kI8ConvWPanel16;         // int8 W, group 1
+extern const I8GemmBFormat kU8ConvWPanel16;         // uint8 W, group 1, stored minus 128
+extern const I8GemmBFormat kI8ConvWGroupedPanel16;  // int8 W, group > 1
+extern const I8GemmBFormat kU8ConvWGroupedPanel16;  // uint8 W, group > 1, stored minus 128
 std::span<const I8GemmBFormat* const> i8_conv_w_formats();
-const I8GemmBFormat* i8_conv_w_format(int32_t source_type);
+const I8GemmBFormat* i8_conv_w_format(int32_t source_type, int64_t groups = 1);
 const I8GemmBFormat* find_i8_conv_w_format(std::string_view name);
 
-// The kernel shape of W (rank >= 3, int8 or uint8): K = dims[1] * prod(dims[2..]), N = dims[0].
-Result<kernels::I8GemmShape> i8_conv_w_shape(int32_t source_type, std::span<const int64_t> dims);
-// dims {panels, k_groups, rank}; payload: the panels, then 8 * rank bytes of dims.
-std::vector<uint64_t> i8_conv_w_dims(const kernels::I8GemmShape& s, size_t rank);
-uint64_t i8_conv_w_payload_bytes(const kernels::I8GemmShape& s, size_t rank);
+// The kernel shape of one group of W (rank >= 3, int8 or uint8, dims[0] a multiple of groups):
+// K = dims[1] * prod(dims[2..]), N = dims[0] / groups.
+Result<kernels::I8GemmShape> i8_conv_w_shape(int32_t source_type, std::span<const int64_t> dims,
+                                             int64_t groups = 1);
+// dims {panels, k_groups, rank} (group 1) or {groups, panels, k_groups, rank}; payload: the
+// groups' panels, then 8 * rank bytes of dims.
+std::vector<uint64_t> i8_conv_w_dims(const kernels::I8GemmShape& s, size_t rank,
+                                     int64_t groups = 1);
+uint64_t i8_conv_w_payload_bytes(const kernels::I8GemmShape& s, size_t rank, int64_t groups = 1);
 onnx::StructTypeProto i8_conv_w_struct_type(const I8GemmBFormat& f);
 Status i8_conv_w_check_entry(const I8GemmBFormat& f, const onnx::StructTypeProto& type,
                              std::span<const uint64_t> dims, int32_t source_type,
-                             std::span<const int64_t> source_dims);
-// Packs W (canonical content, row-major [M, C, k...]) into `out` (exactly
-// i8_conv_w_payload_bytes, 64-byte aligned): kernels::i8_pack_b transposed, then the dims.
+                             std::span<const int64_t> source_dims, int64_t groups = 1);
+// Packs W (canonical content, row-major [M, C/group, k...]) into `out` (exactly
+// i8_conv_w_payload_bytes, 64-byte aligned): per group kernels::i8_pack_b transposed, then the
+// dims.
 Status i8_conv_w_pack(const kernels::I8GemmShape& s, std::span<const uint8_t> w,
-                      std::span<const int64_t> source_dims, std::span<uint8_t> out);
+                      std::span<const int64_t> source_dims, std::span<uint8_t> out,
+                      int64_t groups = 1);
 
 }  // namespace onnx_prepack::pack

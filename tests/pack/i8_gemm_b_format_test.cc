@@ -346,9 +346,14 @@ TEST(I8ConvWFormat, NamesTypesAndEveryByteDescribed) {
   EXPECT_EQ(i8_conv_w_format(kUint8), &kU8ConvWPanel16);
   EXPECT_EQ(i8_conv_w_format(onnx::TensorProto::INT32), nullptr);
   EXPECT_EQ(find_i8_conv_w_format("u8_conv_w_panel16"), &kU8ConvWPanel16);
+  EXPECT_EQ(i8_conv_w_format(kInt8, 2), &kI8ConvWGroupedPanel16);
+  EXPECT_EQ(i8_conv_w_format(kUint8, 7), &kU8ConvWGroupedPanel16);
+  EXPECT_EQ(i8_conv_w_format(kInt8, 0), nullptr);
+  EXPECT_EQ(find_i8_conv_w_format("i8_conv_w_grouped_panel16"), &kI8ConvWGroupedPanel16);
   for (const I8GemmBFormat* f : i8_conv_w_formats()) {
     EXPECT_EQ(f->version, "1");
     EXPECT_EQ(f->architecture, "x86_64");
+    if (f->grouped) continue;  // I8ConvWGroupedFormat.*
     const onnx::StructTypeProto t = i8_conv_w_struct_type(*f);
     EXPECT_EQ(t.name(), f->name);
     for (const std::vector<int64_t>& d :
@@ -389,6 +394,7 @@ TEST(I8ConvWFormat, PanelsAreTheGemmBOfTheTransposeAndGoldenFingerprint) {
   for (int64_t n = 0; n < 37; ++n)
     for (int64_t k = 0; k < 75; ++k) b[size_t(k * 37 + n)] = w[size_t(n * 75 + k)];
   for (const I8GemmBFormat* f : i8_conv_w_formats()) {
+    if (f->grouped) continue;
     const auto s = conv_shape_of(*f, d);
     const auto packed = conv_pack_of(s, w, d);
     const auto gemm = pack_of(shape_of(*i8_gemm_b_format(f->source_type), 75, 37), b);
@@ -415,6 +421,7 @@ TEST(I8ConvWFormat, DecoderRunsInOnnxRuntime) {
     for (size_t i = 1; i < d.size(); ++i) k *= d[i];
     const auto w = source_of(d[0], k, 11);
     for (const I8GemmBFormat* f : i8_conv_w_formats()) {
+      if (f->grouped) continue;
       const auto s = conv_shape_of(*f, d);
       const auto packed = conv_pack_of(s, w, d);
       const onnx::StructTypeProto t = i8_conv_w_struct_type(*f);
@@ -468,7 +475,7 @@ TEST(I8ConvWFormat, CheckEntryRefusesOtherDimsSourceTypesAndTypes) {
   EXPECT_FALSE(i8_conv_w_check_entry(kI8ConvWPanel16, no_shape, dims, kInt8, src).ok());
 }
 
-TEST(I8GemmBFamily, ConvIntegerAndQLinearConvWGroupOne) {
+TEST(I8GemmBFamily, ConvIntegerAndQLinearConvWGroupOneAndGrouped) {
   const PackFamily* family = find_pack_family("i8_gemm_b");
   ASSERT_NE(family, nullptr);
   onnx::NodeProto conv;
@@ -487,6 +494,10 @@ TEST(I8GemmBFamily, ConvIntegerAndQLinearConvWGroupOne) {
   g->set_name("group");
   g->set_type(onnx::AttributeProto::INT);
   g->set_i(3);
+  EXPECT_TRUE(family->eligible(grouped, 1, kInt8, std::vector<int64_t>{18, 3, 3, 3}));
+  g->set_i(4);  // does not divide 18 output channels
+  EXPECT_FALSE(family->eligible(grouped, 1, kInt8, std::vector<int64_t>{18, 3, 3, 3}));
+  g->set_i(0);
   EXPECT_FALSE(family->eligible(grouped, 1, kInt8, std::vector<int64_t>{18, 3, 3, 3}));
   g->set_i(1);
   EXPECT_TRUE(family->eligible(grouped, 1, kInt8, d));
@@ -505,7 +516,7 @@ TEST(I8GemmBFamily, ConvIntegerAndQLinearConvWGroupOne) {
   EXPECT_FALSE(family->eligible(qlc, 3, kInt8, std::vector<int64_t>{18, 1, 3, 3}));  // depthwise
   onnx::NodeProto qgrouped = qlc;
   *qgrouped.add_attribute() = *g;
-  qgrouped.mutable_attribute(0)->set_i(3);
+  qgrouped.mutable_attribute(0)->set_i(5);
   EXPECT_FALSE(family->eligible(qgrouped, 3, kInt8, d));
   EXPECT_EQ(family_of_format("i8_conv_w_panel16"), family);
   EXPECT_EQ(family_of_format("u8_conv_w_panel16"), family);
@@ -549,7 +560,153 @@ TEST(I8GemmBFamily, ConvIntegerAndQLinearConvWGroupOne) {
     std::vector<uint8_t> got(plan->payload_bytes);
     ASSERT_TRUE(plan->pack(got).ok());
     EXPECT_EQ(got, conv_pack_of(s, w, d));
+
+    // The same W under a group 3 node: the grouped format, one block of panels per group.
+    use.node = &grouped;
+    g->set_i(3);
+    const I8GemmBFormat& want_g = type == kInt8 ? kI8ConvWGroupedPanel16 : kU8ConvWGroupedPanel16;
+    auto acc_g = family->accepted(use, device::IsaLevel::kAvx2);
+    ASSERT_EQ(acc_g.size(), 1u);
+    EXPECT_EQ(acc_g[0].name, want_g.name);
+    EXPECT_FALSE(family->plan(use, acc[0], content, nullptr).ok());  // the group 1 format
+    auto plan_g = family->plan(use, acc_g[0], content, nullptr);
+    ASSERT_TRUE(plan_g.ok()) << plan_g.status().message();
+    const auto sg = *i8_conv_w_shape(type, d, 3);
+    EXPECT_EQ(sg.N, 6);
+    EXPECT_EQ(plan_g->dims, i8_conv_w_dims(sg, 4, 3));
+    EXPECT_TRUE(family->check_entry(use, plan_g->format, plan_g->type, plan_g->dims).ok());
+    // A group 1 entry of this W is no hit for the group 3 node, nor the other way round.
+    EXPECT_FALSE(family->check_entry(use, plan->format, plan->type, plan->dims).ok());
+    use.node = &conv;
+    EXPECT_FALSE(family->check_entry(use, plan_g->format, plan_g->type, plan_g->dims).ok());
+    g->set_i(1);
   }
+}
+
+// Grouped W [M, C/group, k...]: per group the group-1 panels of its rows, one after another, then
+// the dims; every byte described; the decoder gives W back in ONNX Runtime; entry checks.
+std::vector<uint8_t> grouped_pack_of(const kernels::I8GemmShape& s, const std::vector<uint8_t>& w,
+                                     const std::vector<int64_t>& dims, int64_t groups) {
+  std::vector<uint8_t> out(i8_conv_w_payload_bytes(s, dims.size(), groups), 0xAB);
+  EXPECT_TRUE(i8_conv_w_pack(s, w, dims, out, groups).ok());
+  return out;
+}
+
+int64_t taps_of(const std::vector<int64_t>& d) {
+  int64_t k = 1;
+  for (size_t i = 1; i < d.size(); ++i) k *= d[i];
+  return k;
+}
+
+TEST(I8ConvWGroupedFormat, EveryByteDescribedAndEachGroupIsItsRowsPanels) {
+  types::Catalogue none;
+  for (const I8GemmBFormat* f : {&kI8ConvWGroupedPanel16, &kU8ConvWGroupedPanel16}) {
+    const onnx::StructTypeProto t = i8_conv_w_struct_type(*f);
+    EXPECT_EQ(t.name(), f->name);
+    for (const auto& [d, groups] : std::vector<std::pair<std::vector<int64_t>, int64_t>>{
+             {{36, 5, 3, 3}, 2}, {{36, 5, 3, 3}, 3}, {{64, 8, 1, 1}, 32}, {{12, 4, 5}, 4}}) {
+      auto s = i8_conv_w_shape(f->source_type, d, groups);
+      ASSERT_TRUE(s.ok()) << s.status().message();
+      EXPECT_EQ(s->N, d[0] / groups);
+      EXPECT_EQ(s->K, taps_of(d));
+      auto bits = types::struct_type_bits(none, t, i8_conv_w_dims(*s, d.size(), groups));
+      ASSERT_TRUE(bits.ok()) << bits.status().message();
+      EXPECT_EQ(*bits, i8_conv_w_payload_bytes(*s, d.size(), groups) * 8) << f->name;
+      const auto w = source_of(d[0], taps_of(d), 3);
+      const auto packed = grouped_pack_of(*s, w, d, groups);
+      // Group g's block is the group-1 pack of W's rows [g N, (g + 1) N) as a W of its own.
+      std::vector<int64_t> gd = d;
+      gd[0] = s->N;
+      const I8GemmBFormat& one = *i8_conv_w_format(f->source_type);
+      const auto s1 = conv_shape_of(one, gd);
+      const size_t rows = size_t(s->N * s->K);
+      for (int64_t g = 0; g < groups; ++g) {
+        const std::vector<uint8_t> wg(w.begin() + ptrdiff_t(g * rows),
+                                      w.begin() + ptrdiff_t((g + 1) * rows));
+        const auto p1 = conv_pack_of(s1, wg, gd);
+        EXPECT_TRUE(std::equal(p1.begin(), p1.end() - ptrdiff_t(8 * gd.size()),
+                               packed.begin() + ptrdiff_t(g * s->packed_bytes())))
+            << f->name << " group " << g;
+      }
+      std::vector<int64_t> stored(d.size());
+      std::memcpy(stored.data(), packed.data() + groups * s->packed_bytes(), 8 * d.size());
+      EXPECT_EQ(stored, d);
+    }
+    auto sig = types::leaf_signature(none, t);
+    ASSERT_TRUE(sig.ok()) << sig.status().message();
+    ASSERT_EQ(sig->size(), 3u);
+    EXPECT_EQ((*sig)[0].name, "groups.panels.codes");
+    EXPECT_EQ((*sig)[2].name, "shape");
+    for (const auto& p : types::check_decoder(t.decoder(), *sig, "decoder")) {
+      ADD_FAILURE() << f->name << " " << p.path << ": " << p.message;
+    }
+  }
+  // Groups that do not divide M, or none.
+  EXPECT_FALSE(i8_conv_w_shape(kInt8, std::vector<int64_t>{18, 3, 3, 3}, 4).ok());
+  EXPECT_FALSE(i8_conv_w_shape(kInt8, std::vector<int64_t>{18, 3, 3, 3}, 0).ok());
+  EXPECT_FALSE(i8_conv_w_shape(kInt8, std::vector<int64_t>{18, 3, 3, 3}, 36).ok());
+}
+
+// A change here changes packed bytes: bump format_version before updating.
+TEST(I8ConvWGroupedFormat, GoldenFingerprint) {
+  const std::map<std::string, uint64_t> kGolden = {
+      {"i8_conv_w_grouped_panel16", 0xd6a1852c11e1ba62ull},
+      {"u8_conv_w_grouped_panel16", 0xd0c76086cfc10c24ull},
+  };
+  const std::vector<int64_t> d = {36, 5, 3, 5};  // group 3: K 75, N 12
+  const auto w = source_of(36, 75, 7);
+  for (const I8GemmBFormat* f : {&kI8ConvWGroupedPanel16, &kU8ConvWGroupedPanel16}) {
+    const auto s = *i8_conv_w_shape(f->source_type, d, 3);
+    const auto packed = grouped_pack_of(s, w, d, 3);
+    EXPECT_EQ(fnv1a64(packed.data(), packed.size()), kGolden.at(std::string(f->name)))
+        << f->name << std::hex << " 0x" << fnv1a64(packed.data(), packed.size());
+  }
+}
+
+TEST(I8ConvWGroupedFormat, DecoderRunsInOnnxRuntime) {
+  const std::string ort_dir = testing_support::ort_dir();
+  ASSERT_TRUE(std::filesystem::exists(ort_dir)) << "no " << ort_dir << ": run tools/setup.sh";
+  testing::TempDir dir;
+  for (const auto& [d, groups] : std::vector<std::pair<std::vector<int64_t>, int64_t>>{
+           {{18, 3, 3, 3}, 3}, {{40, 4, 1, 1}, 2}, {{6, 6, 3}, 6}, {{34, 2, 3, 3}, 17}}) {
+    const auto w = source_of(d[0], taps_of(d), 11);
+    for (const I8GemmBFormat* f : {&kI8ConvWGroupedPanel16, &kU8ConvWGroupedPanel16}) {
+      const auto s = *i8_conv_w_shape(f->source_type, d, groups);
+      const auto packed = grouped_pack_of(s, w, d, groups);
+      const onnx::StructTypeProto t = i8_conv_w_struct_type(*f);
+      types::Catalogue none;
+      auto leaves = types::read_leaves(none, t, i8_conv_w_dims(s, d.size(), groups), packed);
+      ASSERT_TRUE(leaves.ok()) << leaves.status().message();
+      const std::string got = testing_support::run_decoder_in_ort(
+          t.decoder(), *leaves, 13, f->source_type, dir,
+          std::string(f->name) + "_" + std::to_string(d[0]) + "_" + std::to_string(groups));
+      ASSERT_EQ(got.size(), w.size()) << f->name;
+      EXPECT_EQ(std::vector<uint8_t>(got.begin(), got.end()), w) << f->name << " " << d[0];
+    }
+  }
+}
+
+TEST(I8ConvWGroupedFormat, CheckEntryRefusesOtherGroupsAndDims) {
+  const std::vector<int64_t> src = {18, 3, 3, 3};
+  const auto s = *i8_conv_w_shape(kInt8, src, 3);
+  const auto dims = i8_conv_w_dims(s, src.size(), 3);
+  const auto t = i8_conv_w_struct_type(kI8ConvWGroupedPanel16);
+  EXPECT_TRUE(i8_conv_w_check_entry(kI8ConvWGroupedPanel16, t, dims, kInt8, src, 3).ok());
+  // Group 6 of the same W: other N, other dims.
+  auto st = i8_conv_w_check_entry(kI8ConvWGroupedPanel16, t, dims, kInt8, src, 6);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("dims"), std::string::npos) << st.message();
+  // A group 1 node, or the group 1 format for a grouped node.
+  st = i8_conv_w_check_entry(kI8ConvWGroupedPanel16, t, dims, kInt8, src, 1);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("group"), std::string::npos) << st.message();
+  EXPECT_FALSE(i8_conv_w_check_entry(kI8ConvWPanel16, i8_conv_w_struct_type(kI8ConvWPanel16),
+                                     i8_conv_w_dims(s, src.size()), kInt8, src, 3)
+                   .ok());
+  EXPECT_FALSE(i8_conv_w_check_entry(kI8ConvWGroupedPanel16, t, dims, kUint8, src, 3).ok());
+  auto no_shape = t;
+  no_shape.mutable_structure()->mutable_field()->RemoveLast();
+  EXPECT_FALSE(i8_conv_w_check_entry(kI8ConvWGroupedPanel16, no_shape, dims, kInt8, src, 3).ok());
 }
 
 }  // namespace

@@ -1,14 +1,14 @@
 // Persisted ConvInteger and QLinearConv W packs (the i8_gemm_b family's
 // i8_conv_w formats) through the CLI, on a quantize_dynamic-form CNN
 // (tests/runtime/quant/make_quantize_dynamic_cnn.py: DynamicQuantizeLinear ->
-// ConvInteger (group 1; uint8 and int8 W, 3x3 and 1x1) -> Cast -> Mul):
+// ConvInteger (uint8 and int8 W, 3x3 and 1x1, group 1 and 3) -> Cast -> Mul):
 // `compile` writes one entry per W, explain and a run map every one (hits),
 // the compiled run's output is bitwise the source model's (misses packed now)
 // and the plain one's (kernel-owned packs), and a flipped payload byte is a
 // corrupt_payload miss of that weight only with the output still bitwise equal.
 // The same, without the corruption, on a QOperator-form CNN
-// (tests/runtime/quant/make_qlinear_cnn.py: QuantizeLinear -> QLinearConv x 5
-// -> DequantizeLinear, one of them depthwise and so not persisted).
+// (tests/runtime/quant/make_qlinear_cnn.py: QuantizeLinear -> QLinearConv
+// x 6 -> DequantizeLinear, one of them depthwise and so not persisted, one of group 3).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -66,7 +66,8 @@ std::string data_file_of(const testing::TempDir& dir, const std::string& model) 
 }
 
 const std::vector<std::string> kHits = {"w0 hit - u8_conv_w_panel16", "w1 hit - i8_conv_w_panel16",
-                                        "w2 hit - i8_conv_w_panel16", "w3 hit - u8_conv_w_panel16"};
+                                        "w2 hit - i8_conv_w_panel16", "w3 hit - u8_conv_w_panel16",
+                                        "w4 hit - u8_conv_w_grouped_panel16"};
 
 TEST(ConvIntegerPack, CompiledEntriesAreHitsBitwiseEqualToMisses) {
   if (!python_available()) GTEST_SKIP() << "python3-onnx missing";
@@ -83,7 +84,7 @@ TEST(ConvIntegerPack, CompiledEntriesAreHitsBitwiseEqualToMisses) {
   const std::string in = " --input x=" + dir.file("x.npy") + " --memo-dir " + dir.file("memo");
 
   ASSERT_EQ(testing::run_command(cli + " compile " + plain + " -o " + compiled, &log), 0) << log;
-  EXPECT_NE(log.find("compiled 4 entries"), std::string::npos) << log;
+  EXPECT_NE(log.find("compiled 5 entries"), std::string::npos) << log;
   ASSERT_EQ(testing::run_command(cli + " check " + compiled, &log), 0) << log;
   ASSERT_EQ(testing::run_command(cli + " explain " + compiled + " --json", &log), 0) << log;
   EXPECT_EQ(decisions(dir, log), kHits) << log;
@@ -102,7 +103,8 @@ TEST(ConvIntegerPack, CompiledEntriesAreHitsBitwiseEqualToMisses) {
   EXPECT_EQ(decisions(dir, log),
             (std::vector<std::string>{
                 "w0 miss not_found u8_conv_w_panel16", "w1 miss not_found i8_conv_w_panel16",
-                "w2 miss not_found i8_conv_w_panel16", "w3 miss not_found u8_conv_w_panel16"}))
+                "w2 miss not_found i8_conv_w_panel16", "w3 miss not_found u8_conv_w_panel16",
+                "w4 miss not_found u8_conv_w_grouped_panel16"}))
       << log;
   ASSERT_EQ(
       testing::run_command(
@@ -143,14 +145,14 @@ TEST(ConvIntegerPack, CompiledEntriesAreHitsBitwiseEqualToMisses) {
       << log;
   EXPECT_EQ(decisions(dir, log),
             (std::vector<std::string>{"w0 miss corrupt_payload u8_conv_w_panel16", kHits[1],
-                                      kHits[2], kHits[3]}))
+                                      kHits[2], kHits[3], kHits[4]}))
       << log;
   EXPECT_EQ(slurp(dir.file("corrupt/y.npy")), want) << "a repacked miss != the source's";
 }
 
 const std::vector<std::string> kQHits = {"q0 hit - u8_conv_w_panel16", "q1 hit - i8_conv_w_panel16",
-                                         "q2 hit - i8_conv_w_panel16",
-                                         "q4 hit - u8_conv_w_panel16"};
+                                         "q2 hit - i8_conv_w_panel16", "q4 hit - u8_conv_w_panel16",
+                                         "q5 hit - i8_conv_w_grouped_panel16"};
 
 TEST(QLinearConvPack, CompiledEntriesAreHitsBitwiseEqualToMissesAndPlain) {
   if (!python_available()) GTEST_SKIP() << "python3-onnx missing";
@@ -166,7 +168,7 @@ TEST(QLinearConvPack, CompiledEntriesAreHitsBitwiseEqualToMissesAndPlain) {
   const std::string in = " --input x=" + dir.file("x.npy") + " --memo-dir " + dir.file("memo");
 
   ASSERT_EQ(testing::run_command(cli + " compile " + plain + " -o " + compiled, &log), 0) << log;
-  EXPECT_NE(log.find("compiled 4 entries"), std::string::npos) << log;
+  EXPECT_NE(log.find("compiled 5 entries"), std::string::npos) << log;
   ASSERT_EQ(testing::run_command(cli + " check " + compiled, &log), 0) << log;
   ASSERT_EQ(testing::run_command(cli + " explain " + compiled + " --json", &log), 0) << log;
   EXPECT_EQ(decisions(dir, log), kQHits) << log;
@@ -185,7 +187,8 @@ TEST(QLinearConvPack, CompiledEntriesAreHitsBitwiseEqualToMissesAndPlain) {
   EXPECT_EQ(decisions(dir, log),
             (std::vector<std::string>{
                 "q0 miss not_found u8_conv_w_panel16", "q1 miss not_found i8_conv_w_panel16",
-                "q2 miss not_found i8_conv_w_panel16", "q4 miss not_found u8_conv_w_panel16"}))
+                "q2 miss not_found i8_conv_w_panel16", "q4 miss not_found u8_conv_w_panel16",
+                "q5 miss not_found i8_conv_w_grouped_panel16"}))
       << log;
   ASSERT_EQ(
       testing::run_command(

@@ -4,11 +4,11 @@ tests/runtime/conv_integer_pack_test.cc:
 
   QuantizeLinear(x) -> QLinearConv -> ... -> DequantizeLinear
 
-with uint8 activations and group-1 W initializers (the i8_gemm_b family's i8_conv_w
+with uint8 activations and W initializers (the i8_gemm_b family's i8_conv_w
 formats): q0 uint8 3x3 with a scalar zero point and B, q1 int8 1x1 with per-channel scales,
 q2 int8 3x3 with per-channel zero points and scales and B, q3 a depthwise uint8 3x3 (not
 persisted: the plane path reads W widened), q4 uint8 1x1 (M and C * kernel not multiples of
-16 and 4). Also OUT_DIR/x.npy, a float input.
+16 and 4), q5 int8 3x3 of group 3 with per-channel zero points and scales (i8_conv_w_grouped). Also OUT_DIR/x.npy, a float input.
 
 usage: make_qlinear_cnn.py OUT_DIR [--seed S]
 """
@@ -26,6 +26,7 @@ LAYERS = [
     ("q2", np.int8, 20, 7, 3, 1, "chan", True, True),
     ("q3", np.uint8, 7, 7, 3, 7, "scalar", False, True),
     ("q4", np.uint8, 7, 33, 1, 1, "scalar", False, False),
+    ("q5", np.int8, 33, 12, 3, 3, "chan", True, True),
 ]
 H, W = 9, 11
 

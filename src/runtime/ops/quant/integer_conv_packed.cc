@@ -1,8 +1,8 @@
 // ConvInteger and QLinearConv with a constant W on the exact int8 GEMM
 // (kernels/i8_gemm/i8_gemm.h): W is packed per group as B
-// [C/group * kernel taps, M/group]; with one group and W an initializer the
-// panels come from the session's preparer (the i8_gemm_b family's
-// i8_conv_w entry, mapped in place, or a miss packed now and written back),
+// [C/group * kernel taps, M/group]; with W an initializer the panels come
+// from the session's preparer (the i8_gemm_b family's i8_conv_w entry, or
+// i8_conv_w_grouped for group > 1, mapped in place, or a miss packed now),
 // else they are packed at plan time into kernel-owned memory reserved against
 // the budget. Per image, group and block of output points an im2col A (padded
 // taps hold x_zero_point, so they contribute (xz - xz)(w - wz) = 0, as in the
@@ -23,6 +23,7 @@
 #include "device/cpu_features.h"
 #include "kernels/i8_gemm/i8_gemm.h"
 #include "kernels/vec_math/vec_requant.h"
+#include "pack/i8_gemm_b_format.h"
 #include "runtime/kernel.h"
 #include "runtime/memory_account.h"
 #include "runtime/ops/quant/integer_conv.h"
@@ -498,22 +499,17 @@ Result<std::unique_ptr<Kernel>> packed_int_conv(const BuildContext& ctx, const I
   const kernels::I8GemmShape shape{cg * g.kernel_size(), mg,
                                    wt == kInt8};  // dims-lint: ok (W's dims)
   const auto* wb = static_cast<const uint8_t*>(w->data);
-  if (g.group == 1 && ctx.weights() != nullptr && ctx.input(op.w).is_initializer) {
-    // The i8_gemm_b family's i8_conv_w entry: the panels, then W's dims.
-    const uint64_t panels = shape.packed_bytes();
-    const uint64_t dims_bytes = uint64_t(w->shape.size()) * 8;
+  if (ctx.weights() != nullptr && ctx.input(op.w).is_initializer) {
+    // The i8_gemm_b family's i8_conv_w (group 1) or i8_conv_w_grouped entry: the groups'
+    // panels one after another, as GemmConvInteger reads them, then W's dims.
+    const uint64_t payload = pack::i8_conv_w_payload_bytes(shape, w->shape.size(), g.group);
     OP_ASSIGN_OR_RETURN(PreparedPack got, ctx.prepare_weight(op.w, [&](std::span<uint8_t> out) {
-      if (out.size() != panels + dims_bytes) return internal_error("packed int8 W size differs");
-      kernels::i8_pack_b(shape, wb, size_t(shape.K), out.data(), /*transposed=*/true);
-      for (size_t i = 0; i < w->shape.size(); ++i) {
-        const int64_t d = w->shape[i];
-        std::memcpy(out.data() + panels + i * 8, &d, 8);
-      }
-      return ok_status();
+      return pack::i8_conv_w_pack(shape, {wb, size_t(shape_numel(w->shape))}, w->shape, out,
+                                  g.group);
     }));
     // Empty: not prepared; another size cannot come from the family's checked
     // entries, and is packed here rather than read.
-    if (!got.bytes.empty() && got.bytes.size() == panels + dims_bytes) {
+    if (!got.bytes.empty() && got.bytes.size() == payload) {
       return std::unique_ptr<Kernel>(new GemmConvInteger(
           g, op, std::shared_ptr<const uint8_t>(got.keep_alive, got.bytes.data()), nullptr));
     }
