@@ -99,7 +99,6 @@ Result<std::unique_ptr<Kernel>> build_gather_block_quantized(BuildContext& ctx) 
   out.insert(out.end(), idx->shape.begin(), idx->shape.end());
   out.insert(out.end(), dims.begin() + gaxis + 1, dims.end());
   OP_ASSIGN_OR_RETURN(int64_t out_n, checked_product(out, "output"));
-  (void)out_n;
   ctx.set_output(0, scales->dtype, out);
 
   int64_t gather_m = 1, gather_block = 1, quant_n = 1;
@@ -127,6 +126,8 @@ Result<std::unique_ptr<Kernel>> build_gather_block_quantized(BuildContext& ctx) 
                                      " is out of range for gather_axis " + std::to_string(gaxis) +
                                      " of size " + std::to_string(gdim)));
         }
+        // An empty output (a zero dim, perhaps beside huge ones) has nothing to dequantize.
+        if (out_n == 0) return;
         const uint8_t* d = static_cast<const uint8_t*>(io.in[0]);
         const uint8_t* z = has_zp ? static_cast<const uint8_t*>(io.in[3]) : nullptr;
         const float* sf = static_cast<const float*>(io.in[2]);
