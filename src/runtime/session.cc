@@ -65,9 +65,9 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const format::M
     if (is_default_domain(o.domain())) opset = int(o.version());
   }
   if (opset < 0) return invalid_argument("model: no opset_import for the default domain");
-  if (opset < kMinDefaultOpset || opset > 21) {
+  if (opset < kMinDefaultOpset || opset > 23) {
     return unimplemented("model: default-domain opset " + std::to_string(opset) +
-                         " is not supported (1 to 21)");
+                         " is not supported (1 to 23)");
   }
   s->opset_ = opset;
   s->graph_ = &g;

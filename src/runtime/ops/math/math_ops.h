@@ -22,6 +22,11 @@ Result<std::unique_ptr<Kernel>> build_tanh_op(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_relu_op(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_sigmoid_op(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_gelu_op(BuildContext& ctx);
+// contrib_gelu.cc: com.microsoft Gelu, BiasGelu, FastGelu, QuickGelu
+Result<std::unique_ptr<Kernel>> build_ms_gelu_op(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_bias_gelu_op(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_fast_gelu_op(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_quick_gelu_op(BuildContext& ctx);
 // unary.cc
 Result<std::unique_ptr<Kernel>> build_abs_op(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_neg_op(BuildContext& ctx);

@@ -12,6 +12,13 @@ constexpr OpEntry kOps[] = {
     {"InstanceNormalization", build_instance_norm},
     {"GroupNormalization", build_group_norm},
     {"LRN", build_lrn},
+    // FLOAT16 natively (computed in float), their statistics outputs float as ONNX Runtime's.
+    {"SimplifiedLayerNormalization", build_simplified_layer_norm, "", true},
+    {"SimplifiedLayerNormalization", build_simplified_layer_norm, "com.microsoft", true},
+    {"RMSNormalization", build_rms_norm, "", true},
+    {"SkipLayerNormalization", build_skip_layer_norm, "com.microsoft", true},
+    {"SkipSimplifiedLayerNormalization", build_skip_simplified_layer_norm, "com.microsoft", true},
+    {"EmbedLayerNormalization", build_embed_layer_norm, "com.microsoft", true},
 };
 
 }  // namespace

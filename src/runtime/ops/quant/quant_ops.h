@@ -24,6 +24,8 @@ Result<std::shared_ptr<const uint8_t>> pack_matmul_nbits(const BuildContext& ctx
                                                          const MatMulNBitsParams& p);
 
 Result<std::unique_ptr<Kernel>> build_matmul_nbits(BuildContext& ctx);
+// gather_block_quantized.cc: com.microsoft GatherBlockQuantized
+Result<std::unique_ptr<Kernel>> build_gather_block_quantized(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_dequantize_linear(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_quantize_linear(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_dynamic_quantize_linear(BuildContext& ctx);

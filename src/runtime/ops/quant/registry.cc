@@ -17,6 +17,7 @@ constexpr OpEntry kOps[] = {
     {"MatMulNBits", build_matmul_nbits, "com.microsoft", true},
     {"MatMulIntegerToFloat", build_matmul_integer_to_float, "com.microsoft", true},
     {"DynamicQuantizeMatMul", build_dynamic_quantize_matmul, "com.microsoft", true},
+    {"GatherBlockQuantized", build_gather_block_quantized, "com.microsoft", true},
 };
 
 }  // namespace
