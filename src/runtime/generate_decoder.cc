@@ -393,7 +393,7 @@ Status build_optimum(Graph& g, const DecoderOptions& o) {
   std::string blocked = g.op("Greater", M + "/Greater", {krow, qcol});         // [S, T]
   if (o.local_window > 0) {
     std::string dist = g.op("Sub", M + "/Sub_1", {qcol, krow});
-    std::string far = g.op("Greater", M + "/Greater_1", {dist, c64({o.local_window}, true)});
+    std::string far = g.op("Greater", M + "/Greater_1", {dist, c64({o.local_window - 1}, true)});
     blocked = g.op("Or", M + "/Or_1", {blocked, far});
   }
   blocked = g.op("Unsqueeze", M + "/Unsqueeze_2", {blocked, c64({0, 1})});  // [1, 1, S, T]
