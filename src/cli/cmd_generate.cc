@@ -19,6 +19,21 @@ namespace {
 int generate_llm_model(const std::string& kind, const Args& args, const std::string& out) {
   auto t0 = std::chrono::steady_clock::now();
   const bool decoder = kind == "decoder";
+  // Flags of the other kinds are refused rather than silently ignored.
+  std::vector<const char*> foreign = {"width", "seq", "bits"};
+  if (decoder) {
+    foreign.push_back("int8");
+  } else {
+    for (const char* f :
+         {"form", "kv-heads", "local-window", "block-size", "accuracy-level", "no-zero-points"})
+      foreign.push_back(f);
+  }
+  for (const char* f : foreign) {
+    if (args.has(f)) {
+      return report_error("generate",
+                          invalid_argument("--" + std::string(f) + " does not apply to " + kind));
+    }
+  }
   std::string preset = args.get("preset").value_or(decoder ? "tiny" : "bert-base");
   auto override_int = [&](const char* name, int64_t* field, int64_t lo, int64_t hi) -> Status {
     if (!args.has(name)) return ok_status();
@@ -124,6 +139,7 @@ int generate_llm_model(const std::string& kind, const Args& args, const std::str
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (args.has("json")) {
     j["path"] = out;
+    j["weight_bytes"] = w->weight_bytes;  // as written (the dry run's figure is computed)
     j["data_file"] = w->data_file;
     j["nodes"] = w->nodes;
     j["initializers"] = w->initializers;

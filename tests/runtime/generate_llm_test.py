@@ -338,12 +338,24 @@ def run(exe, source, tmp):
         4 * (4 * 768 * 768 + 2 * 768 * 3072) + 4 * (4 * 768 + 3072 + 768) + 16 * 768)
     check(j["weight_bytes"] == bert and j["layers"] == 12 and j["hidden"] == 768,
           "bert-base preset: %d bytes (%.0f MiB)" % (bert, bert / 2 ** 20))
+    for kind, extra in (("decoder", []), ("decoder", ["--form", "optimum", "--no-zero-points"]),
+                        ("encoder", ["--preset", "tiny", "--int8"]),
+                        ("encoder", ["--preset", "minilm-l6"])):
+        dry = json.loads(cli(exe, ["generate", kind, "--dry-run", "--json"] + extra).stdout)
+        real = json.loads(cli(exe, ["generate", kind, "-o", p("size.onnx"), "--json"] +
+                              extra).stdout)
+        check(dry["weight_bytes"] == real["weight_bytes"] and
+              real["weight_bytes"] > 0,
+              "%s %s: --dry-run's weight_bytes (%d) is what is written" %
+              (kind, " ".join(extra), dry["weight_bytes"]))
     for bad, msg in ((["--heads", "3"], "not a multiple of --heads"),
                      (["--kv-heads", "3"], "not a multiple of --kv-heads"),
                      (["--block-size", "48"], "power of 2"),
                      (["--hidden", str(2 ** 25)], "not in [1, 2^24]"),
                      (["--form", "hf"], "expected genai or optimum"),
-                     (["--preset", "13b"], "unknown decoder preset")):
+                     (["--preset", "13b"], "unknown decoder preset"),
+                     (["--width", "64"], "--width does not apply to decoder"),
+                     (["--local-window", "0"], "--local-window must be -1")):
         r = cli(exe, ["generate", "decoder", "-o", p("bad.onnx")] + bad, expect=2)
         check(msg in r.stderr and not os.path.exists(p("bad.onnx")),
               "decoder %s: exit 2, '%s'" % (" ".join(bad), msg))
