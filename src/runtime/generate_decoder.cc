@@ -39,14 +39,17 @@ QLinear make_linear(const DecoderOptions& o, const std::string& name, int64_t k,
   q.bs = o.block_size;
   q.kb = k / o.block_size;
   Rng r(o.seed, name);
+  // Codes uniform over 1..15 (mean 8, the symmetric zero point): weights without a common
+  // offset, which 32 layers would otherwise turn into a drift that swamps the logits.
   q.codes.resize(size_t(n * k));
-  for (size_t i = 0; i < q.codes.size(); i += 16) {
+  for (size_t i = 0; i < q.codes.size(); i += 8) {
     uint64_t v = r.next();
-    for (size_t j = 0; j < 16 && i + j < q.codes.size(); ++j)
-      q.codes[i + j] = uint8_t(v >> (4 * j)) & 15;
+    for (size_t j = 0; j < 8 && i + j < q.codes.size(); ++j) {
+      q.codes[i + j] = uint8_t(1 + ((((v >> (8 * j)) & 255) * 15) >> 8));
+    }
   }
-  // E[(q - z)^2] for q uniform over 0..15 and z near 8: 255/12 + 0.25 + E[(z-8)^2] ~ 22.
-  const float base = gain / std::sqrt(22.0f * float(k));
+  // E[(q - z)^2] = (15^2 - 1) / 12 + E[(z - 8)^2] ~ 19.
+  const float base = gain / std::sqrt(19.0f * float(k));
   q.scales.resize(size_t(n * q.kb));
   q.zeros.resize(size_t(n * q.kb), 8);
   for (auto& s : q.scales) s = base * (1.0f + 0.25f * r.uniform());
