@@ -4,4 +4,10 @@
 
 #include "runtime/kernel.h"
 
-namespace onnx_prepack::runtime {}  // namespace onnx_prepack::runtime
+namespace onnx_prepack::runtime {
+
+Result<std::unique_ptr<Kernel>> build_rotary_embedding(BuildContext& ctx);       // ONNX opset 23
+Result<std::unique_ptr<Kernel>> build_rotary_embedding_ms(BuildContext& ctx);    // com.microsoft
+Result<std::unique_ptr<Kernel>> build_group_query_attention(BuildContext& ctx);  // com.microsoft
+
+}  // namespace onnx_prepack::runtime

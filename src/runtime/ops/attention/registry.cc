@@ -4,9 +4,16 @@
 #include "runtime/ops/attention/attention_ops.h"
 
 namespace onnx_prepack::runtime {
+namespace {
 
-// Filled as the attention operators land (GroupQueryAttention, RotaryEmbedding,
-// MultiHeadAttention, Attention).
-std::span<const OpEntry> attention_ops() { return {}; }
+constexpr OpEntry kOps[] = {
+    {"RotaryEmbedding", build_rotary_embedding},
+    {"RotaryEmbedding", build_rotary_embedding_ms, "com.microsoft", true},
+    {"GroupQueryAttention", build_group_query_attention, "com.microsoft", true},
+};
+
+}  // namespace
+
+std::span<const OpEntry> attention_ops() { return kOps; }
 
 }  // namespace onnx_prepack::runtime
