@@ -226,6 +226,57 @@ def gqa_cases():
     yield gqa_chain("total_as_constant", 1, 4, 2, 16, decode_steps(1, 5, [5], 2), consts_total=True)
 
 
+# ---- ONNX Attention (opset 23) ----
+
+def attention23_cases():
+    B = 2
+    specs = [
+        # name, 4-D?, Nq, Nkv, S, L, P, H, Hv, mask (None, "bool", "float", shape), attrs
+        ("4d_mha", True, 4, 4, 5, 5, 0, 16, 16, None, {}),
+        ("4d_gqa_causal", True, 4, 2, 6, 6, 0, 16, 16, None, {"is_causal": 1}),
+        ("3d_gqa", False, 4, 2, 5, 7, 0, 16, 16, None, {}),
+        ("3d_hv_differs", False, 2, 1, 4, 6, 0, 16, 24, None, {}),
+        ("4d_past_causal", True, 4, 2, 3, 3, 5, 16, 16, None, {"is_causal": 1}),
+        ("4d_past_decode", True, 4, 1, 1, 1, 9, 64, 64, None, {"is_causal": 1}),
+        ("3d_past", False, 4, 2, 2, 2, 4, 40, 40, None, {}),
+        ("4d_bool_mask", True, 2, 2, 4, 4, 0, 16, 16, ("bool", (B, 1, 4, 4)), {}),
+        ("4d_float_mask_2d", True, 2, 2, 4, 6, 0, 16, 16, ("float", (4, 6)), {}),
+        ("4d_bool_mask_past", True, 2, 1, 3, 3, 4, 16, 16, ("bool", (1, 1, 3, 7)), {}),
+        ("4d_scale_softcap", True, 2, 2, 4, 4, 0, 16, 16, None, {"scale": 0.4, "softcap": 2.0}),
+        ("4d_softcap_float_mask", True, 2, 2, 4, 4, 0, 16, 16, ("float", (B, 2, 4, 4)),
+         {"softcap": 2.0}),
+        ("3d_causal_mask_bool", False, 2, 2, 5, 5, 0, 16, 16, ("bool", (5, 5)), {"is_causal": 1}),
+    ]
+    for name, four, nq, nkv, S, L, P, H, Hv, mask, attrs in specs:
+        if four:
+            feeds = {"Q": f32(B, nq, S, H), "K": f32(B, nkv, L, H), "V": f32(B, nkv, L, Hv)}
+        else:
+            feeds = {"Q": f32(B, S, nq * H), "K": f32(B, L, nkv * H), "V": f32(B, L, nkv * Hv)}
+            attrs = dict(attrs, q_num_heads=nq, kv_num_heads=nkv)
+        ins = ["Q", "K", "V"]
+        if mask is not None:
+            kind, shape = mask
+            if kind == "bool":
+                m = RNG.random(shape) > 0.3
+                m[..., 0] = True  # every row sees a key
+                feeds["M"] = m
+            else:
+                feeds["M"] = (RNG.standard_normal(shape) * 2).astype(np.float32)
+            ins.append("M")
+        else:
+            ins.append("")
+        outs = ["Y"]
+        if P:
+            feeds["PK"] = f32(B, nkv, P, H)
+            feeds["PV"] = f32(B, nkv, P, Hv)
+            ins += ["PK", "PV"]
+            outs += ["present_k", "present_v"]
+        while ins and ins[-1] == "":
+            ins.pop()
+        n = helper.make_node("Attention", ins, outs, **attrs)
+        yield Case(f"attention23_{name}", [n], feeds, outs)
+
+
 def compare(ours, ort, mask=None):
     if ours.shape != ort.shape or ours.dtype != ort.dtype:
         return f"{ours.dtype}{list(ours.shape)} vs ORT {ort.dtype}{list(ort.shape)}"
@@ -246,7 +297,7 @@ def main():
     ap.add_argument("--keep", default="")
     a = ap.parse_args()
     work = a.keep or tempfile.mkdtemp(prefix="attention_vs_ort.")
-    cases = [c for c in list(rotary_cases()) + list(gqa_cases()) if a.filter in c.name]
+    cases = [c for c in list(rotary_cases()) + list(gqa_cases()) + list(attention23_cases()) if a.filter in c.name]
     manifest = []
     for c in cases:
         d = os.path.join(work, c.name)

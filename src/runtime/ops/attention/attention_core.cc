@@ -56,8 +56,8 @@ void attend_head(const HeadParams& p, const float* q, int64_t q_ld, const float*
     float mx = -std::numeric_limits<float>::infinity();
     for (int64_t t = lo; t < hi; ++t) {
       float x = row[t] * p.scale;
-      if (bias != nullptr) x += bias[s * bias_ld + t];
       if (p.softcap > 0.0f) x = p.softcap * std::tanh(x / p.softcap);
+      if (bias != nullptr) x += bias[s * bias_ld + t];
       row[t] = x;
       mx = std::max(mx, x);
     }

@@ -1,5 +1,5 @@
 // One head of scaled dot-product attention, shared by the attention
-// operators: out = softmax(softcap(scale * q k^T + bias)) v over a causal,
+// operators: out = softmax(softcap(scale * q k^T) + bias) v over a causal,
 // local-window or full range of keys per query row.
 #pragma once
 
@@ -29,7 +29,8 @@ inline int64_t head_scratch_floats(const HeadParams& p) { return p.rows * p.keys
 // q: rows x head_size, row stride q_ld; k: keys x head_size and v: keys x
 // v_size, row strides k_ld / v_ld; out: rows x v_size, row stride out_ld.
 // bias (or null): an additive rows x keys term, row stride bias_ld, applied
-// after the scale (a -inf masks the key). scratch: head_scratch_floats(p).
+// after the scale and the softcap, as ONNX Runtime orders them (a -inf masks the
+// key). scratch: head_scratch_floats(p).
 // A row that sees no key (its range is empty or fully masked) gets zeros.
 void attend_head(const HeadParams& p, const float* q, int64_t q_ld, const float* k, int64_t k_ld,
                  const float* v, int64_t v_ld, const float* bias, int64_t bias_ld, float* out,

@@ -7,6 +7,7 @@ namespace onnx_prepack::runtime {
 namespace {
 
 constexpr OpEntry kOps[] = {
+    {"Attention", build_attention_onnx},
     {"RotaryEmbedding", build_rotary_embedding},
     {"RotaryEmbedding", build_rotary_embedding_ms, "com.microsoft", true},
     {"GroupQueryAttention", build_group_query_attention, "com.microsoft", true},

@@ -182,6 +182,7 @@ Result<std::unique_ptr<Kernel>> build_rotary_embedding_ms(BuildContext& ctx) {
 }
 
 Result<std::unique_ptr<Kernel>> build_rotary_embedding(BuildContext& ctx) {
+  if (ctx.opset() < 23) return ctx.error("RotaryEmbedding is an operator of opset 23 and later");
   OP_ASSIGN_OR_RETURN(const ValueDesc* x, ctx.require_input(0));
   OP_RETURN_IF_ERROR(ctx.require_input(1).status());
   OP_RETURN_IF_ERROR(ctx.require_input(2).status());
