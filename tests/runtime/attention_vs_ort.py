@@ -277,6 +277,63 @@ def attention23_cases():
         yield Case(f"attention23_{name}", [n], feeds, outs)
 
 
+# ---- com.microsoft::MultiHeadAttention ----
+
+def mha_cases():
+    B = 2
+    specs = [
+        # name, N, S, L, P, H, Hv, bias, key_padding_mask kind, attention_bias shape, attrs, kv 4-D
+        ("basic", 2, 4, 6, 0, 16, 16, False, None, None, {}, False),
+        ("bias", 4, 3, 5, 0, 16, 16, True, None, None, {}, False),
+        ("hv_differs", 2, 3, 5, 0, 16, 24, True, None, None, {}, False),
+        ("mask_lengths", 2, 4, 6, 0, 16, 16, False, "1d", None, {}, False),
+        ("mask_2d_past", 2, 3, 3, 4, 16, 16, True, "2d", None, {}, False),
+        ("mask_3d", 2, 4, 5, 0, 40, 40, False, "3d", None, {}, False),
+        ("attention_bias", 2, 4, 6, 0, 16, 16, False, None, (1, 2, 4, 6), {}, False),
+        ("attention_bias_full_mask", 2, 4, 6, 0, 16, 16, True, "2d", (B, 2, 4, 6), {}, False),
+        ("past_unidirectional", 4, 2, 2, 5, 16, 16, True, None, None, {"unidirectional": 1},
+         False),
+        ("decode_past", 2, 1, 1, 9, 64, 64, True, "1d", None, {"unidirectional": 1}, False),
+        ("scale_filter", 2, 3, 4, 0, 16, 16, False, "2d", None,
+         {"scale": 0.2, "mask_filter_value": -100.0}, False),
+        ("cross_bnsh", 2, 3, 7, 0, 16, 16, False, "2d", None, {}, True),
+    ]
+    for name, N, S, L, P, H, Hv, bias, mk, ab, attrs, bnsh in specs:
+        T = P + L
+        feeds = {"Q": f32(B, S, N * H)}
+        if bnsh:
+            feeds["K"], feeds["V"] = f32(B, N, L, H), f32(B, N, L, Hv)
+        else:
+            feeds["K"], feeds["V"] = f32(B, L, N * H), f32(B, L, N * Hv)
+        ins = ["Q", "K", "V"]
+        ins.append("bias" if bias else "")
+        if bias:
+            feeds["bias"] = f32(2 * N * H + N * Hv)
+        if mk == "1d":
+            feeds["kpm"] = np.array([T, max(1, T - 2)], np.int32)
+        elif mk == "2d":
+            m = (RNG.random((B, T)) > 0.3).astype(np.int32)
+            m[:, 0] = 1
+            feeds["kpm"] = m
+        elif mk == "3d":
+            m = (RNG.random((B, S, T)) > 0.3).astype(np.int32)
+            m[..., 0] = 1
+            feeds["kpm"] = m
+        ins.append("kpm" if mk else "")
+        if ab:
+            feeds["ab"] = f32(*ab)
+        ins.append("ab" if ab else "")
+        outs = ["Y", "present_k", "present_v"]
+        if P:
+            feeds["PK"], feeds["PV"] = f32(B, N, P, H), f32(B, N, P, Hv)
+            ins += ["PK", "PV"]
+        while ins[-1] == "":
+            ins.pop()
+        n = helper.make_node("MultiHeadAttention", ins, outs, domain="com.microsoft", num_heads=N,
+                             **attrs)
+        yield Case(f"mha_{name}", [n], feeds, outs, opset=21)
+
+
 def compare(ours, ort, mask=None):
     if ours.shape != ort.shape or ours.dtype != ort.dtype:
         return f"{ours.dtype}{list(ours.shape)} vs ORT {ort.dtype}{list(ort.shape)}"
@@ -297,7 +354,8 @@ def main():
     ap.add_argument("--keep", default="")
     a = ap.parse_args()
     work = a.keep or tempfile.mkdtemp(prefix="attention_vs_ort.")
-    cases = [c for c in list(rotary_cases()) + list(gqa_cases()) + list(attention23_cases()) if a.filter in c.name]
+    cases = [c for c in list(rotary_cases()) + list(gqa_cases()) + list(attention23_cases()) +
+             list(mha_cases()) if a.filter in c.name]
     manifest = []
     for c in cases:
         d = os.path.join(work, c.name)

@@ -6,10 +6,12 @@
 
 namespace onnx_prepack::runtime {
 
-Result<std::unique_ptr<Kernel>> build_rotary_embedding(BuildContext& ctx);     // ONNX opset 23
-Result<std::unique_ptr<Kernel>> build_rotary_embedding_ms(BuildContext& ctx);  // com.microsoft
+// ONNX opset 23
+Result<std::unique_ptr<Kernel>> build_rotary_embedding(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_attention_onnx(BuildContext& ctx);
+// com.microsoft
+Result<std::unique_ptr<Kernel>> build_rotary_embedding_ms(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_group_query_attention(BuildContext& ctx);
-Result<std::unique_ptr<Kernel>> build_attention_onnx(
-    BuildContext& ctx);  // ONNX opset 23  // com.microsoft
+Result<std::unique_ptr<Kernel>> build_multi_head_attention(BuildContext& ctx);
 
 }  // namespace onnx_prepack::runtime

@@ -11,6 +11,7 @@ constexpr OpEntry kOps[] = {
     {"RotaryEmbedding", build_rotary_embedding},
     {"RotaryEmbedding", build_rotary_embedding_ms, "com.microsoft", true},
     {"GroupQueryAttention", build_group_query_attention, "com.microsoft", true},
+    {"MultiHeadAttention", build_multi_head_attention, "com.microsoft", true},
 };
 
 }  // namespace
