@@ -334,6 +334,61 @@ def mha_cases():
         yield Case(f"mha_{name}", [n], feeds, outs, opset=21)
 
 
+# ---- com.microsoft::Attention (BERT) ----
+
+def bert_attention_cases():
+    B, In = 2, 24
+    specs = [
+        # name, N, S, P, (dq, dk, dv) or None, bias, mask kind, attention_bias, attrs
+        ("basic", 2, 5, 0, None, True, None, False, {}),
+        # No bias: ONNX Runtime 1.30's CPU kernel crashes (segmentation fault); we add none.
+        ("mask_1d", 2, 5, 0, None, True, "1d", False, {}),
+        ("mask_1d_start", 2, 6, 0, None, True, "1d2", False, {}),
+        ("mask_2d", 2, 5, 0, None, True, "2d", False, {}),
+        ("mask_3d", 2, 4, 0, None, True, "3d", False, {}),
+        ("qkv_sizes", 2, 4, 0, (32, 32, 48), True, None, False, {}),
+        ("unidirectional_past", 2, 3, 4, None, True, "2d", False, {"unidirectional": 1}),
+        ("decode_past", 4, 1, 7, None, True, None, False, {"unidirectional": 1}),
+        ("attention_bias", 2, 4, 0, None, True, None, True, {"scale": 0.3}),
+    ]
+    for name, N, S, P, sizes, bias, mk, ab, attrs in specs:
+        dq, dk, dv = sizes or (16 * N, 16 * N, 16 * N)
+        attrs = dict(attrs)
+        if sizes:
+            attrs["qkv_hidden_sizes"] = list(sizes)
+        H = dq // N
+        T = P + S
+        feeds = {"X": f32(B, S, In), "W": (f32(In, dq + dk + dv) * 0.3).astype(np.float32)}
+        ins = ["X", "W", "bias" if bias else ""]
+        if bias:
+            feeds["bias"] = f32(dq + dk + dv)
+        if mk == "1d":
+            feeds["mask"] = np.array([T, T - 2], np.int32)
+        elif mk == "1d2":
+            feeds["mask"] = np.array([T, T - 1, 1, 2], np.int32)
+        elif mk == "2d":
+            m = (RNG.random((B, T)) > 0.3).astype(np.int32)
+            m[:, 0] = 1
+            feeds["mask"] = m
+        elif mk == "3d":
+            m = (RNG.random((B, S, T)) > 0.3).astype(np.int32)
+            m[..., 0] = 1
+            feeds["mask"] = m
+        ins.append("mask" if mk else "")
+        outs = ["Y"]
+        if P:
+            feeds["past"] = f32(2, B, N, P, H)
+            outs.append("present")
+        ins.append("past" if P else "")
+        if ab:
+            feeds["ab"] = f32(1, N, S, T)
+        ins.append("ab" if ab else "")
+        while ins[-1] == "":
+            ins.pop()
+        n = helper.make_node("Attention", ins, outs, domain="com.microsoft", num_heads=N, **attrs)
+        yield Case(f"bert_attention_{name}", [n], feeds, outs, opset=21)
+
+
 def compare(ours, ort, mask=None):
     if ours.shape != ort.shape or ours.dtype != ort.dtype:
         return f"{ours.dtype}{list(ours.shape)} vs ORT {ort.dtype}{list(ort.shape)}"
@@ -355,7 +410,7 @@ def main():
     a = ap.parse_args()
     work = a.keep or tempfile.mkdtemp(prefix="attention_vs_ort.")
     cases = [c for c in list(rotary_cases()) + list(gqa_cases()) + list(attention23_cases()) +
-             list(mha_cases()) if a.filter in c.name]
+             list(mha_cases()) + list(bert_attention_cases()) if a.filter in c.name]
     manifest = []
     for c in cases:
         d = os.path.join(work, c.name)

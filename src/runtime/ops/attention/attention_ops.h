@@ -13,5 +13,6 @@ Result<std::unique_ptr<Kernel>> build_attention_onnx(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_rotary_embedding_ms(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_group_query_attention(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_multi_head_attention(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_attention_ms(BuildContext& ctx);
 
 }  // namespace onnx_prepack::runtime

@@ -12,6 +12,7 @@ constexpr OpEntry kOps[] = {
     {"RotaryEmbedding", build_rotary_embedding_ms, "com.microsoft", true},
     {"GroupQueryAttention", build_group_query_attention, "com.microsoft", true},
     {"MultiHeadAttention", build_multi_head_attention, "com.microsoft", true},
+    {"Attention", build_attention_ms, "com.microsoft", true},
 };
 
 }  // namespace
