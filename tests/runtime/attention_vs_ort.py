@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The attention family (com.microsoft RotaryEmbedding and GroupQueryAttention,
-ONNX opset 23 RotaryEmbedding): `onnx-prepack run` agrees with ONNX Runtime.
+"""The attention family (com.microsoft RotaryEmbedding, GroupQueryAttention,
+MultiHeadAttention and Attention; ONNX opset 23 RotaryEmbedding and Attention):
+`onnx-prepack run` agrees with ONNX Runtime.
 
 Builds one small model per case with python3-onnx. A GroupQueryAttention case
 is a chain of nodes in one model: a prompt, then decode steps whose past is the
