@@ -470,5 +470,115 @@ TEST(Attention, RotaryBadShapesAreRefused) {
   }
 }
 
+// ---- MultiHeadAttention, com.microsoft Attention, ONNX Attention ----
+
+TEST(Attention, MhaKeyLengthOutOfRangeFailsTheRun) {
+  OneNode m("MultiHeadAttention", "com.microsoft");
+  m.input("q", kFloat, {2, 3, 16}).input("k", kFloat, {2, 4, 16}).input("v", kFloat, {2, 4, 16});
+  m.skip().input("kpm", kInt32, {2}).output("y").attr_int("num_heads", 2);
+  std::vector<float> q = iota(96), k = iota(128), v = iota(128);
+  std::vector<int32_t> bad = {4, 5};
+  expect_error(plan_and_run(m, {{"q", {kFloat, {2, 3, 16}, q.data()}},
+                                {"k", {kFloat, {2, 4, 16}, k.data()}},
+                                {"v", {kFloat, {2, 4, 16}, v.data()}},
+                                {"kpm", {kInt32, {2}, bad.data()}}}),
+               {"node 'att' (MultiHeadAttention)", "mask[1] = 5 is not a key position in [0, 4]"});
+  // Key length 1: every query sees only key 0, so the output is value row 0.
+  std::vector<int32_t> one = {1, 1};
+  auto r = plan_and_run(m, {{"q", {kFloat, {2, 3, 16}, q.data()}},
+                            {"k", {kFloat, {2, 4, 16}, k.data()}},
+                            {"v", {kFloat, {2, 4, 16}, v.data()}},
+                            {"kpm", {kInt32, {2}, one.data()}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const float* y = (*r)[0].as<float>();
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t s = 0; s < 3; ++s)
+      for (int64_t j = 0; j < 16; ++j)
+        EXPECT_NEAR(y[(b * 3 + s) * 16 + j], v[size_t(b * 4 * 16 + j)], 1e-6f);
+}
+
+TEST(Attention, MhaPackedFormsAndBadShapesAreRefused) {
+  std::vector<float> q(2 * 3 * 2 * 3 * 8);
+  {
+    OneNode m("MultiHeadAttention", "com.microsoft");
+    m.input("q", kFloat, {2, 3, 2, 3, 8}).output("y").attr_int("num_heads", 2);
+    expect_error(plan_and_run(m, {{"q", {kFloat, {2, 3, 2, 3, 8}, q.data()}}}),
+                 {"packed QKV [B, S, N, 3, H] is not supported"});
+  }
+  {
+    OneNode m("MultiHeadAttention", "com.microsoft");
+    m.input("q", kFloat, {2, 3, 16}).input("k", kFloat, {2, 4, 24}).input("v", kFloat, {2, 4, 16});
+    m.output("y").attr_int("num_heads", 2);
+    expect_error(plan_and_run(m, {{"q", {kFloat, {2, 3, 16}, q.data()}},
+                                  {"k", {kFloat, {2, 4, 24}, q.data()}},
+                                  {"v", {kFloat, {2, 4, 16}, q.data()}}}),
+                 {"key [2, 4, 24] / value [2, 4, 16] must be [batch, kv_seq, hidden]"});
+  }
+}
+
+TEST(Attention, BertAttentionHostileMaskAndSizes) {
+  std::vector<float> x = iota(2 * 3 * 8), w = iota(8 * 48), bias(48, 0.0f);
+  {
+    OneNode m("Attention", "com.microsoft");
+    m.input("x", kFloat, {2, 3, 8}).input("w", kFloat, {8, 48}).input("b", kFloat, {48});
+    m.input("mask", kInt32, {4}).output("y").attr_int("num_heads", 2);
+    std::vector<int32_t> mask = {3, 3, 0, 9};  // ends, then a start past the keys
+    expect_error(plan_and_run(m, {{"x", {kFloat, {2, 3, 8}, x.data()}},
+                                  {"w", {kFloat, {8, 48}, w.data()}},
+                                  {"b", {kFloat, {48}, bias.data()}},
+                                  {"mask", {kInt32, {4}, mask.data()}}}),
+                 {"node 'att' (Attention)", "mask[3] = 9 is not a key position in [0, 3]"});
+  }
+  {
+    OneNode m("Attention", "com.microsoft");
+    m.input("x", kFloat, {2, 3, 8})
+        .input("w", kFloat, {8, 48})
+        .output("y")
+        .attr_int("num_heads", 3);
+    expect_error(
+        plan_and_run(m, {{"x", {kFloat, {2, 3, 8}, x.data()}}, {"w", {kFloat, {8, 48}, w.data()}}}),
+        {"must be positive multiples of num_heads 3"});
+  }
+}
+
+TEST(Attention, OnnxAttentionRulesAreChecked) {
+  std::vector<float> q = iota(2 * 3 * 4 * 8), k = iota(2 * 3 * 5 * 8);
+  {
+    OneNode m("Attention", "", 23);  // 3 q heads over 2 kv heads
+    m.input("q", kFloat, {2, 3, 4, 8})
+        .input("k", kFloat, {2, 2, 5, 8})
+        .input("v", kFloat, {2, 2, 5, 8});
+    m.output("y");
+    expect_error(plan_and_run(m, {{"q", {kFloat, {2, 3, 4, 8}, q.data()}},
+                                  {"k", {kFloat, {2, 2, 5, 8}, k.data()}},
+                                  {"v", {kFloat, {2, 2, 5, 8}, k.data()}}}),
+                 {"node 'att' (Attention)", "q heads 3 must be a positive multiple of kv heads 2"});
+  }
+  {
+    OneNode m("Attention", "", 23);  // a mask over 4 keys where there are 5
+    m.input("q", kFloat, {2, 3, 4, 8})
+        .input("k", kFloat, {2, 3, 5, 8})
+        .input("v", kFloat, {2, 3, 5, 8});
+    m.input("m", kFloat, {4, 4}).output("y");
+    std::vector<float> mask(16);
+    expect_error(plan_and_run(m, {{"q", {kFloat, {2, 3, 4, 8}, q.data()}},
+                                  {"k", {kFloat, {2, 3, 5, 8}, k.data()}},
+                                  {"v", {kFloat, {2, 3, 5, 8}, k.data()}},
+                                  {"m", {kFloat, {4, 4}, mask.data()}}}),
+                 {"attn_mask [4, 4] must broadcast to [2, 3, 4, 5]"});
+  }
+  {
+    OneNode m("Attention", "", 21);  // not an operator before opset 23
+    m.input("q", kFloat, {2, 3, 4, 8})
+        .input("k", kFloat, {2, 3, 5, 8})
+        .input("v", kFloat, {2, 3, 5, 8});
+    m.output("y");
+    expect_error(plan_and_run(m, {{"q", {kFloat, {2, 3, 4, 8}, q.data()}},
+                                  {"k", {kFloat, {2, 3, 5, 8}, k.data()}},
+                                  {"v", {kFloat, {2, 3, 5, 8}, k.data()}}}),
+                 {"Attention is an operator of opset 23 and later"});
+  }
+}
+
 }  // namespace
 }  // namespace onnx_prepack::runtime
