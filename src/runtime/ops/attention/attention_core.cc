@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/vec_math/vec_math.h"
 #include "runtime/ops/linalg/gemm.h"
 
 namespace onnx_prepack::runtime::attention {
@@ -36,6 +37,7 @@ void attend_head(const HeadParams& p, const float* q, int64_t q_ld, const float*
     for (int64_t s = 0; s < S; ++s) std::fill(out + s * out_ld, out + s * out_ld + Hv, 0.0f);
     return;
   }
+  const kernels::vec::VecKernels& vk = kernels::vec::host_vec_kernels();
   float* sc = scratch;  // S x T scores, then probabilities
   if (S <= kDotRows || k_ld != H) {
     for (int64_t s = 0; s < S; ++s) {
@@ -53,21 +55,26 @@ void attend_head(const HeadParams& p, const float* q, int64_t q_ld, const float*
       hi = std::min(T, std::max<int64_t>(0, causal));
       if (p.window > 0 && causal > p.window) lo = std::min(hi, causal - p.window);
     }
+    const int64_t n = hi - lo;
+    float* r = row + lo;
+    if (p.softcap > 0.0f) {  // softcap * tanh(scale * qk / softcap), tanh vectorised
+      for (int64_t t = 0; t < n; ++t) r[t] = r[t] * p.scale / p.softcap;
+      vk.tanh(r, r, size_t(n));
+      for (int64_t t = 0; t < n; ++t) r[t] *= p.softcap;
+    } else {
+      for (int64_t t = 0; t < n; ++t) r[t] *= p.scale;
+    }
     float mx = -std::numeric_limits<float>::infinity();
-    for (int64_t t = lo; t < hi; ++t) {
-      float x = row[t] * p.scale;
-      if (p.softcap > 0.0f) x = p.softcap * std::tanh(x / p.softcap);
-      if (bias != nullptr) x += bias[s * bias_ld + t];
-      row[t] = x;
-      mx = std::max(mx, x);
+    for (int64_t t = 0; t < n; ++t) {
+      if (bias != nullptr) r[t] += bias[s * bias_ld + lo + t];
+      mx = std::max(mx, r[t]);
     }
     if (p.smooth) mx = std::max(mx, 0.0f);
     double sum = 0.0;
     if (mx != -std::numeric_limits<float>::infinity()) {
-      for (int64_t t = lo; t < hi; ++t) {
-        row[t] = std::exp(row[t] - mx);
-        sum += row[t];
-      }
+      for (int64_t t = 0; t < n; ++t) r[t] -= mx;
+      vk.exp(r, r, size_t(n));  // the vectorised exp of kernels/vec_math (0 for -inf)
+      for (int64_t t = 0; t < n; ++t) sum += r[t];
       if (p.smooth) sum += std::exp(-mx);
     }
     const float inv = sum > 0.0 ? float(1.0 / sum) : 0.0f;
