@@ -36,8 +36,10 @@ def f32(*shape):
 
 
 class Case:
-    def __init__(self, name, nodes, feeds, outputs, opset=23, consts=(), masks=None):
+    def __init__(self, name, nodes, feeds, outputs, opset=23, consts=(), masks=None,
+                 out_type=TensorProto.FLOAT):
         self.name, self.nodes, self.feeds, self.outputs = name, nodes, feeds, outputs
+        self.out_type = out_type
         self.opset, self.consts = opset, consts
         self.masks = masks or {}  # output name -> bool array (True: compared)
 
@@ -50,7 +52,7 @@ def elem_type(a):
 def save(case, path):
     inputs = [helper.make_tensor_value_info(n, elem_type(a), a.shape) for n, a in case.feeds.items()]
     inits = [numpy_helper.from_array(a, n) for n, a in case.consts]
-    outs = [helper.make_tensor_value_info(o, F, None) for o in case.outputs]
+    outs = [helper.make_tensor_value_info(o, case.out_type, None) for o in case.outputs]
     g = helper.make_graph(case.nodes, case.name, inputs, outs, inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", case.opset),
                                             helper.make_opsetid("com.microsoft", 1)])
@@ -122,7 +124,7 @@ def rotary_cases():
 # ---- GroupQueryAttention ----
 
 def gqa_chain(name, B, N, Nkv, H, steps, packed=False, rotary=None, attrs=None, shared_len=0,
-              prompt_valid=None, consts_total=False):
+              prompt_valid=None, consts_total=False, half=False):
     """steps: list of (S, seqlens_k list, total); rotary: None, (half, interleaved)."""
     attrs = dict(attrs or {})
     attrs.update(num_heads=N, kv_num_heads=Nkv)
@@ -172,7 +174,10 @@ def gqa_chain(name, B, N, Nkv, H, steps, packed=False, rotary=None, attrs=None, 
             masks[f"pk{i}"] = mp
             masks[f"pv{i}"] = mp
         past = (f"pk{i}", f"pv{i}")
-    return Case(f"gqa_{name}", nodes, feeds, outputs, consts=consts, masks=masks)
+    if half:  # every float tensor as float16
+        feeds = {n: (a.astype(np.float16) if a.dtype == np.float32 else a) for n, a in feeds.items()}
+    return Case(f"gqa_{name}", nodes, feeds, outputs, consts=consts, masks=masks,
+                out_type=TensorProto.FLOAT16 if half else TensorProto.FLOAT)
 
 
 def decode_steps(B, prompt, valid, n, shared=False):
@@ -225,6 +230,12 @@ def gqa_cases():
     yield gqa_chain("subsequent_prompt_rotary_shared", 1, 4, 2, 16,
                     [(5, [4], 5), (3, [7], 8), (1, [8], 9)], rotary=(8, False), shared_len=32)
     yield gqa_chain("total_as_constant", 1, 4, 2, 16, decode_steps(1, 5, [5], 2), consts_total=True)
+    # float16 (compared within 2e-3 + 2e-3 |ort|: float16's resolution)
+    yield gqa_chain("f16_sep", 1, 4, 2, 64, decode_steps(1, 6, [6], 3), half=True)
+    yield gqa_chain("f16_packed_rotary_batch2", 2, 4, 2, 16, decode_steps(2, 7, [7, 4], 3),
+                    packed=True, rotary=(8, False), half=True)
+    yield gqa_chain("f16_shared64_rotary_interleaved", 1, 4, 1, 32, decode_steps(1, 20, [20], 2),
+                    rotary=(16, True), shared_len=64, half=True)
 
 
 # ---- ONNX Attention (opset 23) ----
@@ -393,7 +404,9 @@ def bert_attention_cases():
 def compare(ours, ort, mask=None):
     if ours.shape != ort.shape or ours.dtype != ort.dtype:
         return f"{ours.dtype}{list(ours.shape)} vs ORT {ort.dtype}{list(ort.shape)}"
-    bad = ~(np.abs(ours.astype(np.float64) - ort) <= 1e-5 + 1e-4 * np.abs(ort))
+    atol, rtol = (2e-3, 2e-3) if ort.dtype == np.float16 else (1e-5, 1e-4)
+    ort = ort.astype(np.float64)
+    bad = ~(np.abs(ours.astype(np.float64) - ort) <= atol + rtol * np.abs(ort))
     if mask is not None:
         bad &= mask
     if bad.any():

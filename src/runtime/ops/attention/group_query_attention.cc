@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/vec_math/vec_half.h"
 #include "runtime/kernel.h"
 #include "runtime/ops/attention/attention_core.h"
 #include "runtime/ops/attention/attention_ops.h"
@@ -41,16 +42,99 @@ struct GqaPlan {
   float scale, softcap;
   int64_t window;
   bool smooth, rotary, interleaved;
+  bool half;  // float16 tensors, computed in float
   int64_t rot, cache_rows;
   std::string where;
 };
 
+// float16 rotary: ONNX Runtime rounds the rotated Q and K to float16 before attention.
+void round_to_half(float* x, int64_t n) {
+  const auto& hc = kernels::vec::host_half_convert();
+  uint16_t tmp[256];
+  for (int64_t i = 0; i < n; i += 256) {
+    const size_t m = size_t(std::min<int64_t>(256, n - i));
+    hc.f32_to_f16(x + i, tmp, m);
+    hc.f16_to_f32(tmp, x + i, m);
+  }
+}
+
 class GqaKernel final : public Kernel {
  public:
-  explicit GqaKernel(GqaPlan p) : p_(std::move(p)) {}
+  GqaKernel(GqaPlan p, std::vector<int64_t> in_elems)
+      : p_(std::move(p)), in_elems_(std::move(in_elems)) {}
   bool checks_input_values() const override { return true; }
 
   void run(const KernelIO& io) const override {
+    if (p_.half) {
+      run_half(io);
+    } else {
+      run_f32(io, -1, nullptr);
+    }
+  }
+
+ private:
+  // float16: every float input widened into scratch, the float kernel run on it, the
+  // outputs narrowed back. When present IS past (shared), only the new rows are narrowed
+  // back into it.
+  void run_half(const KernelIO& io) const {
+    const GqaPlan& p = p_;
+    const auto& hc = kernels::vec::host_half_convert();
+    const int64_t present_elems = p.B * p.Nkv * p.present_len * p.H;  // dims-lint: ok (output)
+    const bool shared = io.in.size() > 4 && io.in[3] != nullptr && io.out.size() > 2 &&
+                        io.in[3] == io.out[1] && io.in[4] == io.out[2];
+    std::vector<std::vector<float>> wide(io.in.size());
+    std::vector<void*> in(io.in.size(), nullptr);
+    for (size_t i = 0; i < io.in.size(); ++i) {
+      if (io.in[i] == nullptr || i == 5 || i == 6) {
+        in[i] = io.in[i];
+        continue;
+      }
+      wide[i].resize(size_t(in_elems_[i]));
+      hc.f16_to_f32(static_cast<const uint16_t*>(io.in[i]), wide[i].data(), wide[i].size());
+      in[i] = wide[i].data();
+    }
+    std::vector<float> out0(size_t(p.B * p.S * p.N * p.H)), pk, pv;  // dims-lint: ok (output)
+    std::vector<void*> out(io.out.size(), nullptr);
+    out[0] = out0.data();
+    if (shared) {  // the widened past is the present
+      out[1] = in[3];
+      out[2] = in[4];
+    } else {
+      pk.resize(size_t(present_elems));
+      pv.resize(size_t(present_elems));
+      if (out.size() > 1) out[1] = pk.data();
+      if (out.size() > 2) out[2] = pv.data();
+    }
+    KernelIO sub = io;
+    sub.in = in;
+    sub.out = out;
+    Status st;
+    sub.status = &st;
+    std::vector<int64_t> past_rows;
+    run_f32(sub, shared ? 1 : 0, &past_rows);
+    if (!st.ok()) {
+      report_failure(io, std::move(st));
+      return;
+    }
+    hc.f32_to_f16(out0.data(), static_cast<uint16_t*>(io.out[0]), out0.size());
+    for (size_t o = 1; o < 3 && o < io.out.size(); ++o) {
+      if (io.out[o] == nullptr) continue;
+      const float* src = static_cast<const float*>(out[o]);
+      uint16_t* dst = static_cast<uint16_t*>(io.out[o]);
+      if (!shared) {
+        hc.f32_to_f16(src, dst, size_t(present_elems));
+        continue;
+      }
+      for (int64_t i = 0; i < p.B * p.Nkv; ++i) {
+        const int64_t off = (i * p.present_len + past_rows[size_t(i / p.Nkv)]) * p.H;
+        hc.f32_to_f16(src + off, dst + off, size_t(p.S * p.H));
+      }
+    }
+  }
+
+  // shared_override: -1 decide by pointer equality, 0 / 1 forced. past_rows_out: each
+  // batch's past rows (where its new rows went).
+  void run_f32(const KernelIO& io, int shared_override, std::vector<int64_t>* past_rows_out) const {
     const GqaPlan& p = p_;
     const int64_t B = p.B, S = p.S, N = p.N, Nkv = p.Nkv, H = p.H, Lp = p.present_len;
     const float* query = static_cast<const float*>(io.in[0]);
@@ -123,7 +207,9 @@ class GqaKernel final : public Kernel {
       own_v.resize(size_t(present_elems));
       pv = own_v.data();
     }
-    const bool shared = past_k != nullptr && past_k == pk && past_v == pv;
+    const bool shared = shared_override >= 0 ? shared_override == 1
+                                             : past_k != nullptr && past_k == pk && past_v == pv;
+    if (past_rows_out != nullptr) *past_rows_out = past_rows;
 
     const int64_t q_row = p.packed ? (N + 2 * Nkv) * H : N * H;  // floats per token of query
     const int64_t kv_row = p.packed ? q_row : Nkv * H;
@@ -152,6 +238,7 @@ class GqaKernel final : public Kernel {
             const int64_t pos = position(b, s);
             attention::rotate_head(ks, kd, H, p.rot, cos + pos * (p.rot / 2),
                                    sin + pos * (p.rot / 2), p.interleaved);
+            if (p.half) round_to_half(kd, H);
           } else {
             std::memcpy(kd, ks, size_t(H) * sizeof(float));
           }
@@ -174,6 +261,7 @@ class GqaKernel final : public Kernel {
             const int64_t pos = position(b, s);
             attention::rotate_head(q + s * q_row, qrot.data() + s * H, H, p.rot,
                                    cos + pos * (p.rot / 2), sin + pos * (p.rot / 2), p.interleaved);
+            if (p.half) round_to_half(qrot.data() + s * H, H);
           }
           q = qrot.data();
           q_ld = H;
@@ -197,8 +285,8 @@ class GqaKernel final : public Kernel {
     });
   }
 
- private:
   GqaPlan p_;
+  std::vector<int64_t> in_elems_;  // element counts of the inputs (float16 widening)
 };
 
 }  // namespace
@@ -230,8 +318,10 @@ Result<std::unique_ptr<Kernel>> build_group_query_attention(BuildContext& ctx) {
   if (!(p.softcap >= 0.0f) || !std::isfinite(p.softcap))
     return ctx.error("softcap must be finite and >= 0, got " + std::to_string(p.softcap));
   if (!std::isfinite(p.scale)) return ctx.error("scale must be finite");
-  if (q->dtype != kFloat)
-    return ctx.error("only float query is supported, got type " + std::to_string(q->dtype));
+  if (q->dtype != kFloat && q->dtype != kFloat16)
+    return ctx.error("query must be float or float16, got " + dtype_name(q->dtype));
+  const int32_t T = q->dtype;
+  p.half = T == kFloat16;
   if (q->shape.size() != 3)
     return ctx.error("query must be 3-D [batch, seq, hidden], got " + shape_string(q->shape));
   p.B = q->shape[0];
@@ -250,9 +340,9 @@ Result<std::unique_ptr<Kernel>> build_group_query_attention(BuildContext& ctx) {
   if (!p.packed) {
     for (int i : {1, 2}) {
       const ValueDesc& t = ctx.input(i);
-      if (t.dtype != kFloat || t.shape != kv_shape)
+      if (t.dtype != T || t.shape != kv_shape)
         return ctx.error(std::string(i == 1 ? "key " : "value ") + shape_string(t.shape) +
-                         " must be float " + shape_string(kv_shape) +
+                         " must be of query's type, " + shape_string(kv_shape) +
                          " [batch, seq, kv_num_heads * head_size]");
     }
   }
@@ -261,12 +351,12 @@ Result<std::unique_ptr<Kernel>> build_group_query_attention(BuildContext& ctx) {
   if (ctx.has_input(3)) {
     const ValueDesc& pk = ctx.input(3);
     const ValueDesc& pv = ctx.input(4);
-    if (pk.dtype != kFloat || pv.dtype != kFloat || pk.shape.size() != 4 || pk.shape != pv.shape ||
+    if (pk.dtype != T || pv.dtype != T || pk.shape.size() != 4 || pk.shape != pv.shape ||
         pk.shape[0] != p.B || pk.shape[1] != p.Nkv || pk.shape[3] != p.H)
       return ctx.error("past_key " + shape_string(pk.shape) + " and past_value " +
-                       shape_string(pv.shape) + " must be float [batch " + std::to_string(p.B) +
-                       ", kv_num_heads " + std::to_string(p.Nkv) + ", past, head_size " +
-                       std::to_string(p.H) + "] (BNSH)");
+                       shape_string(pv.shape) + " must be of query's type, [batch " +
+                       std::to_string(p.B) + ", kv_num_heads " + std::to_string(p.Nkv) +
+                       ", past, head_size " + std::to_string(p.H) + "] (BNSH)");
     p.past_len = pk.shape[2];
   }
   OP_ASSIGN_OR_RETURN(const ValueDesc* sk, ctx.require_input(5));
@@ -298,10 +388,10 @@ Result<std::unique_ptr<Kernel>> build_group_query_attention(BuildContext& ctx) {
     if (!ctx.has_input(7)) return ctx.error("do_rotary = 1 needs cos_cache and sin_cache");
     const ValueDesc& c = ctx.input(7);
     const ValueDesc& s = ctx.input(8);
-    if (c.dtype != kFloat || s.dtype != kFloat || c.shape.size() != 2 || c.shape != s.shape)
+    if (c.dtype != T || s.dtype != T || c.shape.size() != 2 || c.shape != s.shape)
       return ctx.error("cos_cache " + shape_string(c.shape) + " and sin_cache " +
                        shape_string(s.shape) +
-                       " must be float and the same 2-D shape [rows, rotary_dim / 2]");
+                       " must be of query's type and the same 2-D shape [rows, rotary_dim / 2]");
     p.rot = c.shape[1] * 2;
     p.cache_rows = c.shape[0];
     if (p.rot <= 0 || p.rot > p.H)
@@ -322,14 +412,18 @@ Result<std::unique_ptr<Kernel>> build_group_query_attention(BuildContext& ctx) {
     return ctx.error("at most 12 inputs, got " + std::to_string(ctx.input_count()));
   if (p.scale == 0.0f) p.scale = 1.0f / std::sqrt(float(p.H));
   p.where = ctx.where();
-  ctx.set_output(0, kFloat, {p.B, p.S, p.N * p.H});  // dims-lint: ok (query's hidden or less)
+  ctx.set_output(0, T, {p.B, p.S, p.N * p.H});  // dims-lint: ok (query's hidden or less)
   const Shape present{p.B, p.Nkv, p.present_len, p.H};
   if (!checked_product(present))
     return ctx.error("present shape " + shape_string(present) + " is too large");
-  if (ctx.output_count() > 1) ctx.set_output(1, kFloat, present);
-  if (ctx.output_count() > 2) ctx.set_output(2, kFloat, present);
+  if (ctx.output_count() > 1) ctx.set_output(1, T, present);
+  if (ctx.output_count() > 2) ctx.set_output(2, T, present);
   if (ctx.output_count() > 3) return ctx.error("output_qk (output 3) is not supported");
-  return std::unique_ptr<Kernel>(new GqaKernel(std::move(p)));
+  std::vector<int64_t> in_elems(size_t(ctx.input_count()), 0);
+  for (int i = 0; i < ctx.input_count(); ++i) {
+    if (ctx.has_input(i)) in_elems[size_t(i)] = shape_numel(ctx.input(i).shape);
+  }
+  return std::unique_ptr<Kernel>(new GqaKernel(std::move(p), std::move(in_elems)));
 }
 
 }  // namespace onnx_prepack::runtime
