@@ -275,7 +275,9 @@ struct DirectGqa {
   std::unique_ptr<Kernel> kernel;
   Shape present;
 
-  DirectGqa(int64_t B, int64_t N, int64_t Nkv, int64_t H, int64_t P, int32_t tot) : total(tot) {
+  DirectGqa(int64_t B, int64_t N, int64_t Nkv, int64_t H, int64_t P, int32_t tot,
+            int32_t ft = kFloat)
+      : total(tot) {
     node.set_op_type("GroupQueryAttention");
     node.set_domain("com.microsoft");
     node.set_name("direct");
@@ -292,7 +294,7 @@ struct DirectGqa {
     total_tensor = Tensor{kInt32, {}, &total};
     const Shape shapes[] = {
         {B, 1, N * H}, {B, 1, Nkv * H}, {B, 1, Nkv * H}, {B, Nkv, P, H}, {B, Nkv, P, H}, {B}, {}};
-    const int32_t types[] = {kFloat, kFloat, kFloat, kFloat, kFloat, kInt32, kInt32};
+    const int32_t types[] = {ft, ft, ft, ft, ft, kInt32, kInt32};
     descs.resize(7);
     for (size_t i = 0; i < 7; ++i) {
       descs[i].dtype = types[i];
@@ -368,6 +370,33 @@ TEST(Attention, GqaSharedBufferWritesOnlyTheNewRows) {
       }
     }
   }
+}
+
+TEST(Attention, GqaFloat16SharedBufferWritesOnlyTheNewRows) {
+  const int64_t B = 1, N = 2, Nkv = 1, H = 8, P = 16;
+  DirectGqa d(B, N, Nkv, H, P, 6, kFloat16);
+  ASSERT_TRUE(d.build().ok());
+  // float16 1.0 = 0x3C00, 2.0 = 0x4000: keys all 1 (equal scores), values 2 in the past.
+  std::vector<uint16_t> q(size_t(B * N * H), 0x3C00), k(size_t(B * Nkv * H), 0x3C00),
+      v(size_t(B * Nkv * H), 0x4400);  // new value 4.0
+  std::vector<uint16_t> pk(size_t(B * Nkv * P * H), 0x3C00), pv(pk.size(), 0x4000);
+  for (size_t i = size_t(6 * H); i < pk.size(); ++i) pk[i] = pv[i] = 0x7777;  // beyond: sentinel
+  std::vector<int32_t> seqlens = {5};  // 5 past rows, the new one at row 5
+  std::vector<uint16_t> out(size_t(B * N * H));
+  void* in[] = {q.data(), k.data(), v.data(), pk.data(), pv.data(), seqlens.data(), &d.total};
+  void* o[] = {out.data(), pk.data(), pv.data()};
+  Status st;
+  KernelIO io{in, o, nullptr, nullptr, &st};
+  d.kernel->run(io);
+  ASSERT_TRUE(st.ok()) << st.message();
+  for (int64_t j = 0; j < H; ++j) {
+    EXPECT_EQ(pv[size_t(5 * H + j)], 0x4400);  // the new row
+    EXPECT_EQ(pv[size_t(6 * H + j)], 0x7777);  // untouched
+    EXPECT_EQ(pk[size_t(6 * H + j)], 0x7777);
+    EXPECT_EQ(pv[size_t(4 * H + j)], 0x4000);  // the past, kept
+  }
+  // Six equal scores: (5 x 2 + 4) / 6 = 2.3333 -> float16 0x40AB.
+  for (uint16_t y : out) EXPECT_EQ(y, 0x40AB);
 }
 
 // ---- RotaryEmbedding ----
