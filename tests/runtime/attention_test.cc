@@ -239,7 +239,7 @@ TEST(Attention, GqaShortCosCacheIsRefused) {
   expect_error(plan_and_run(w.model, w.feeds()), {"rotary dim 18", "head_size 16"});
 }
 
-TEST(Attention, GqaNewerInputsAreRefusedClearly) {
+TEST(Attention, GqaPositionIdsWithoutRotaryAreRefused) {
   Gqa g(1, 2, 2, 1, 8, 0);
   g.total = 2;
   g.build();
@@ -249,7 +249,7 @@ TEST(Attention, GqaNewerInputsAreRefusedClearly) {
   std::vector<int64_t> pos = {0, 1};
   auto f = g.feeds();
   f["pos"] = {kInt64, {1, 2}, pos.data()};
-  expect_error(plan_and_run(g.model, f), {"input 9 (position_ids) is not supported"});
+  expect_error(plan_and_run(g.model, f), {"position_ids needs do_rotary = 1"});
 }
 
 TEST(Attention, GqaOneKeyGivesItsValue) {

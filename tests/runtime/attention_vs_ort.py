@@ -7,8 +7,8 @@ Builds one small model per case with python3-onnx. A GroupQueryAttention case
 is a chain of nodes in one model: a prompt, then decode steps whose past is the
 previous node's present (both runtimes feed their own present back), with every
 output (output, present_key, present_value of each step) compared:
-|ours - ort| <= 1e-5 + 1e-4 |ort|. Rows that ONNX Runtime leaves undefined (the
-outputs of right-padded prompt tokens, the present rows of those tokens) are
+|ours - ort| <= 1e-5 + 1e-4 |ort| (float16: 2e-3 + 2e-3 |ort|). The rows that
+ONNX Runtime leaves undefined (the outputs of right-padded prompt tokens) are
 masked out of the comparison; see docs/llm.md.
 
 usage: attention_vs_ort.py ONNX_PREPACK SOURCE_DIR [--filter SUBSTRING] [--keep DIR]
@@ -124,15 +124,15 @@ def rotary_cases():
 # ---- GroupQueryAttention ----
 
 def gqa_chain(name, B, N, Nkv, H, steps, packed=False, rotary=None, attrs=None, shared_len=0,
-              prompt_valid=None, consts_total=False, half=False):
+              prompt_valid=None, consts_total=False, half=False, extra=()):
     """steps: list of (S, seqlens_k list, total); rotary: None, (half, interleaved)."""
     attrs = dict(attrs or {})
     attrs.update(num_heads=N, kv_num_heads=Nkv)
     feeds, nodes, outputs, masks = {}, [], [], {}
     consts = []
     if rotary is not None:
-        half, inter = rotary
-        c, s = caches(128, half)
+        rot_half, inter = rotary
+        c, s = caches(128, rot_half)
         feeds["cos"], feeds["sin"] = c, s
         attrs.update(do_rotary=1, rotary_interleaved=int(inter))
     past = None
@@ -159,20 +159,28 @@ def gqa_chain(name, B, N, Nkv, H, steps, packed=False, rotary=None, attrs=None, 
         ins += [f"seqlens{i}", f"total{i}"]
         if rotary is not None:
             ins += ["cos", "sin"]
+        if extra:  # inputs 9-11 of newer ONNX Runtime
+            ins += [""] * (9 - len(ins)) if rotary is not None else ["", ""]
+            if "ids" in extra:
+                feeds[f"ids{i}"] = RNG.integers(0, 100, (B, S)).astype(np.int64)
+            ins.append(f"ids{i}" if "ids" in extra else "")
+            if "bias" in extra:
+                feeds[f"ab{i}"] = f32(B, N, S, total)
+            ins.append(f"ab{i}" if "bias" in extra else "")
+            if "sink" in extra:
+                feeds["sink"] = f32(N)
+            ins.append("sink" if "sink" in extra else "")
+            while ins[-1] == "":
+                ins.pop()
         outs = [f"out{i}", f"pk{i}", f"pv{i}"]
         nodes.append(helper.make_node("GroupQueryAttention", ins, outs, domain="com.microsoft",
                                       name=f"gqa{i}", **attrs))
         outputs += outs
-        if i == 0 and S == total:  # the first prompt: padded rows are undefined in ORT
+        if i == 0 and S == total:  # the first prompt: padded rows' outputs are undefined in ORT
             mo = np.ones((B, S, N * H), bool)
-            present = max(total, shared_len)
-            mp = np.ones((B, Nkv, present, H), bool)
             for b, sk in enumerate(seqlens):
                 mo[b, sk + 1:, :] = False
-                mp[b, :, sk + 1:S, :] = False
             masks[f"out{i}"] = mo
-            masks[f"pk{i}"] = mp
-            masks[f"pv{i}"] = mp
         past = (f"pk{i}", f"pv{i}")
     if half:  # every float tensor as float16
         feeds = {n: (a.astype(np.float16) if a.dtype == np.float32 else a) for n, a in feeds.items()}
@@ -230,6 +238,15 @@ def gqa_cases():
     yield gqa_chain("subsequent_prompt_rotary_shared", 1, 4, 2, 16,
                     [(5, [4], 5), (3, [7], 8), (1, [8], 9)], rotary=(8, False), shared_len=32)
     yield gqa_chain("total_as_constant", 1, 4, 2, 16, decode_steps(1, 5, [5], 2), consts_total=True)
+    # Inputs 9-11 of newer ONNX Runtime: position_ids, attention_bias, head_sink.
+    yield gqa_chain("position_ids", 1, 4, 2, 16, decode_steps(1, 5, [5], 2), rotary=(8, False),
+                    extra=("ids",))
+    yield gqa_chain("attention_bias", 1, 4, 2, 16, decode_steps(1, 5, [5], 2), extra=("bias",))
+    yield gqa_chain("attention_bias_softcap", 1, 4, 2, 16, decode_steps(1, 5, [5], 2),
+                    attrs={"softcap": 2.0}, extra=("bias",))
+    yield gqa_chain("head_sink", 1, 4, 2, 16, decode_steps(1, 6, [6], 2), extra=("sink",))
+    yield gqa_chain("head_sink_window_rotary", 2, 4, 1, 16, decode_steps(2, 6, [6, 6], 2),
+                    rotary=(8, True), attrs={"local_window_size": 3}, extra=("sink", "ids"))
     # float16 (compared within 2e-3 + 2e-3 |ort|: float16's resolution)
     yield gqa_chain("f16_sep", 1, 4, 2, 64, decode_steps(1, 6, [6], 3), half=True)
     yield gqa_chain("f16_packed_rotary_batch2", 2, 4, 2, 16, decode_steps(2, 7, [7, 4], 3),

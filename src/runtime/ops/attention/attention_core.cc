@@ -69,13 +69,13 @@ void attend_head(const HeadParams& p, const float* q, int64_t q_ld, const float*
       if (bias != nullptr) r[t] += bias[s * bias_ld + lo + t];
       mx = std::max(mx, r[t]);
     }
-    if (p.smooth) mx = std::max(mx, 0.0f);
+    if (p.smooth) mx = std::max(mx, p.sink);
     double sum = 0.0;
     if (mx != -std::numeric_limits<float>::infinity()) {
       for (int64_t t = 0; t < n; ++t) r[t] -= mx;
       vk.exp(r, r, size_t(n));  // the vectorised exp of kernels/vec_math (0 for -inf)
       for (int64_t t = 0; t < n; ++t) sum += r[t];
-      if (p.smooth) sum += std::exp(-mx);
+      if (p.smooth) sum += std::exp(p.sink - mx);
     }
     const float inv = sum > 0.0 ? float(1.0 / sum) : 0.0f;
     for (int64_t t = 0; t < lo; ++t) row[t] = 0.0f;

@@ -14,7 +14,8 @@ struct HeadParams {
   int64_t keys = 0;       // key / value rows (T)
   float scale = 1.0f;
   float softcap = 0.0f;  // > 0: x -> softcap * tanh(x / softcap) before the softmax
-  bool smooth = false;   // smooth softmax: an extra logit 0 in the denominator
+  bool smooth = false;   // smooth softmax: an extra logit `sink` in the denominator
+  float sink = 0.0f;     // (GroupQueryAttention's head_sink; 0 for smooth_softmax)
   bool causal = false;   // query row s sees keys [0, past + s + 1)
   int64_t past = 0;      // position of query row 0 among the keys (causal)
   // > 0 with causal: row s sees at most `window` keys, ending at past + s

@@ -43,6 +43,8 @@ struct GqaPlan {
   int64_t window;
   bool smooth, rotary, interleaved;
   bool half;  // float16 tensors, computed in float
+  bool has_ids = false, has_attn_bias = false, has_sink = false;
+  int64_t ab_sb = 0, ab_sn = 0, ab_ld = 0;  // attention_bias strides (batch, head, row)
   int64_t rot, cache_rows;
   std::string where;
 };
@@ -85,7 +87,7 @@ class GqaKernel final : public Kernel {
     std::vector<std::vector<float>> wide(io.in.size());
     std::vector<void*> in(io.in.size(), nullptr);
     for (size_t i = 0; i < io.in.size(); ++i) {
-      if (io.in[i] == nullptr || i == 5 || i == 6) {
+      if (io.in[i] == nullptr || i == 5 || i == 6 || i == 9) {  // the integer inputs
         in[i] = io.in[i];
         continue;
       }
@@ -174,15 +176,20 @@ class GqaKernel final : public Kernel {
       past_rows[size_t(b)] = pr;
       valid[size_t(b)] = L;
     }
-    // Rotary positions: first prompt s (1 for a padded row), else past + s.
+    // Rotary positions, as ONNX Runtime 1.30's CPU kernel takes them: on the first prompt
+    // token s of every batch is at (position_ids[0, 0] or 0) + s, padding included; otherwise
+    // at position_ids[b, s], or without them past + s (1 for a position past the valid ones).
+    const int64_t* ids = p.has_ids ? static_cast<const int64_t*>(io.in[9]) : nullptr;
     auto position = [&](int64_t b, int64_t s) -> int64_t {
+      if (p.first_prompt) return ids != nullptr ? saturating_add(ids[0], s) : s;
+      if (ids != nullptr) return ids[b * S + s];
       const int64_t pos = past_rows[size_t(b)] + s;
       return pos < valid[size_t(b)] ? pos : 1;
     };
     if (p.rotary) {
       for (int64_t b = 0; b < B; ++b) {
         for (int64_t s = 0; s < S; ++s) {
-          if (position(b, s) >= p.cache_rows) {
+          if (position(b, s) < 0 || position(b, s) >= p.cache_rows) {
             report_failure(
                 io,
                 invalid_argument(p.where + ": position " + std::to_string(position(b, s)) +
@@ -248,6 +255,8 @@ class GqaKernel final : public Kernel {
     });
 
     // 2. attention per (batch, head).
+    const float* ab = p.has_attn_bias ? static_cast<const float*>(io.in[10]) : nullptr;
+    const float* sink = p.has_sink ? static_cast<const float*>(io.in[11]) : nullptr;
     const int64_t group = N / Nkv;
     parallel_range(io.pool, B * N, 1, [&](int64_t i0, int64_t i1) {
       std::vector<float> scratch, qrot;
@@ -277,10 +286,15 @@ class GqaKernel final : public Kernel {
         hp.causal = true;
         hp.past = past_rows[size_t(b)];
         hp.window = p.window;
+        if (sink != nullptr) {
+          hp.smooth = true;
+          hp.sink = sink[n];
+        }
+        const float* bias = ab != nullptr ? ab + b * p.ab_sb + n * p.ab_sn : nullptr;
         scratch.resize(size_t(attention::head_scratch_floats(hp)));
         const int64_t kvi = b * Nkv + n / group;
-        attention::attend_head(hp, q, q_ld, pk + kvi * Lp * H, H, pv + kvi * Lp * H, H, nullptr, 0,
-                               out + b * S * N * H + n * H, N * H, scratch.data());
+        attention::attend_head(hp, q, q_ld, pk + kvi * Lp * H, H, pv + kvi * Lp * H, H, bias,
+                               p.ab_ld, out + b * S * N * H + n * H, N * H, scratch.data());
       }
     });
   }
@@ -402,11 +416,33 @@ Result<std::unique_ptr<Kernel>> build_group_query_attention(BuildContext& ctx) {
       return ctx.error("cos_cache has " + std::to_string(p.cache_rows) +
                        " rows, fewer than total_sequence_length " + std::to_string(p.total));
   }
-  static const char* const kLater[] = {"position_ids", "attention_bias", "head_sink"};
-  for (int i = 9; i < ctx.input_count() && i < 12; ++i) {
-    if (ctx.has_input(i))
-      return ctx.error(std::string("input ") + std::to_string(i) + " (" + kLater[i - 9] +
-                       ") is not supported; leave it empty");
+  if (ctx.has_input(9)) {  // position_ids [B, S] for the rotary
+    const ValueDesc& ids = ctx.input(9);
+    if (ids.dtype != kInt64 || ids.shape != Shape{p.B, p.S})
+      return ctx.error("position_ids " + shape_string(ids.shape) + " must be int64 [batch, seq] " +
+                       shape_string(Shape{p.B, p.S}));
+    if (!p.rotary) return ctx.error("position_ids needs do_rotary = 1");
+    p.has_ids = true;
+  }
+  if (ctx.has_input(10)) {  // attention_bias [B or 1, N or 1, S, total]
+    const ValueDesc& a = ctx.input(10);
+    if (a.dtype != T || a.shape.size() != 4 || (a.shape[0] != 1 && a.shape[0] != p.B) ||
+        (a.shape[1] != 1 && a.shape[1] != p.N) || a.shape[2] != p.S || a.shape[3] != p.total)
+      return ctx.error("attention_bias " + shape_string(a.shape) +
+                       " must be of query's type, [batch or 1, num_heads or 1, " +
+                       std::to_string(p.S) + ", total_sequence_length " + std::to_string(p.total) +
+                       "]");
+    p.has_attn_bias = true;
+    p.ab_ld = a.shape[3];
+    p.ab_sn = a.shape[1] == 1 ? 0 : p.S * a.shape[3];
+    p.ab_sb = a.shape[0] == 1 ? 0 : a.shape[1] * p.S * a.shape[3];
+  }
+  if (ctx.has_input(11)) {  // head_sink [N]: each head's extra logit of the smooth softmax
+    const ValueDesc& h = ctx.input(11);
+    if (h.dtype != T || h.shape != Shape{p.N})
+      return ctx.error("head_sink " + shape_string(h.shape) +
+                       " must be of query's type, [num_heads " + std::to_string(p.N) + "]");
+    p.has_sink = true;
   }
   if (ctx.input_count() > 12)
     return ctx.error("at most 12 inputs, got " + std::to_string(ctx.input_count()));
