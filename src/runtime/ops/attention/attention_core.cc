@@ -28,7 +28,10 @@ constexpr int64_t kDotRows = 2;
 
 }  // namespace
 
-void attend_head(const HeadParams& p, const float* q, int64_t q_ld, const float* k, int64_t k_ld,
+namespace {
+
+// attend_head on at most kRowBlock rows.
+void attend_rows(const HeadParams& p, const float* q, int64_t q_ld, const float* k, int64_t k_ld,
                  const float* v, int64_t v_ld, const float* bias, int64_t bias_ld, float* out,
                  int64_t out_ld, float* scratch) {
   const int64_t S = p.rows, T = p.keys, H = p.head_size, Hv = p.v_size;
@@ -97,6 +100,22 @@ void attend_head(const HeadParams& p, const float* q, int64_t q_ld, const float*
   } else {
     gemm_f32(size_t(S), size_t(Hv), size_t(T), sc, size_t(T), v, kernels::PackSourceLayout::kKN,
              out, size_t(out_ld), false, nullptr, 0, nullptr);
+  }
+}
+
+}  // namespace
+
+void attend_head(const HeadParams& p, const float* q, int64_t q_ld, const float* k, int64_t k_ld,
+                 const float* v, int64_t v_ld, const float* bias, int64_t bias_ld, float* out,
+                 int64_t out_ld, float* scratch) {
+  for (int64_t s0 = 0; s0 < p.rows; s0 += kRowBlock) {
+    HeadParams b = p;
+    b.rows = std::min(kRowBlock, p.rows - s0);
+    b.past = p.past + s0;
+    // Causal rows never see the keys after their last row's: they are left out.
+    if (p.causal) b.keys = std::min(p.keys, std::max<int64_t>(0, b.past + b.rows));
+    attend_rows(b, q + s0 * q_ld, q_ld, k, k_ld, v, v_ld, bias ? bias + s0 * bias_ld : nullptr,
+                bias_ld, out + s0 * out_ld, out_ld, scratch);
   }
 }
 

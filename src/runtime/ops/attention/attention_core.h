@@ -25,7 +25,12 @@ struct HeadParams {
 };
 
 // Scratch floats attend_head needs for `p`.
-inline int64_t head_scratch_floats(const HeadParams& p) { return p.rows * p.keys; }
+// Query rows attended together: the scratch holds kRowBlock x keys scores, whatever
+// the prompt's length.
+inline constexpr int64_t kRowBlock = 64;
+inline int64_t head_scratch_floats(const HeadParams& p) {
+  return (p.rows < kRowBlock ? p.rows : kRowBlock) * p.keys;
+}
 
 // q: rows x head_size, row stride q_ld; k: keys x head_size and v: keys x
 // v_size, row strides k_ld / v_ld; out: rows x v_size, row stride out_ld.
