@@ -238,6 +238,11 @@ def gqa_cases():
     yield gqa_chain("subsequent_prompt_rotary_shared", 1, 4, 2, 16,
                     [(5, [4], 5), (3, [7], 8), (1, [8], 9)], rotary=(8, False), shared_len=32)
     yield gqa_chain("total_as_constant", 1, 4, 2, 16, decode_steps(1, 5, [5], 2), consts_total=True)
+    # Prompts longer than a block of 64 query rows.
+    yield gqa_chain("long_prompt_rotary_window", 1, 2, 1, 16, decode_steps(1, 100, [100], 2),
+                    rotary=(8, False), attrs={"local_window_size": 70})
+    yield gqa_chain("long_prompt_batch2_shared", 2, 2, 2, 32, decode_steps(2, 130, [130, 77], 1),
+                    shared_len=160, packed=True)
     # Inputs 9-11 of newer ONNX Runtime: position_ids, attention_bias, head_sink.
     yield gqa_chain("position_ids", 1, 4, 2, 16, decode_steps(1, 5, [5], 2), rotary=(8, False),
                     extra=("ids",))
@@ -275,6 +280,8 @@ def attention23_cases():
         ("4d_softcap_float_mask", True, 2, 2, 4, 4, 0, 16, 16, ("float", (B, 2, 4, 4)),
          {"softcap": 2.0}),
         ("3d_causal_mask_bool", False, 2, 2, 5, 5, 0, 16, 16, ("bool", (5, 5)), {"is_causal": 1}),
+        ("4d_long_causal_past", True, 2, 1, 140, 140, 9, 16, 16, ("float", (140, 149)),
+         {"is_causal": 1}),
     ]
     for name, four, nq, nkv, S, L, P, H, Hv, mask, attrs in specs:
         if four:
@@ -326,6 +333,8 @@ def mha_cases():
         ("scale_filter", 2, 3, 4, 0, 16, 16, False, "2d", None,
          {"scale": 0.2, "mask_filter_value": -100.0}, False),
         ("cross_bnsh", 2, 3, 7, 0, 16, 16, False, "2d", None, {}, True),
+        ("long_unidirectional", 2, 130, 130, 3, 16, 16, True, "2d", None, {"unidirectional": 1},
+         False),
     ]
     for name, N, S, L, P, H, Hv, bias, mk, ab, attrs, bnsh in specs:
         T = P + L
