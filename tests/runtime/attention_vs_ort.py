@@ -92,6 +92,9 @@ def rotary_cases():
         n = helper.make_node("RotaryEmbedding", ["X", "P", "C", "S"], ["Y"], domain="com.microsoft",
                              **attrs)
         yield Case(f"rotary_ms_{name}", [n], feeds, ["Y"])
+        if name in ("3d_ids", "4d_bnsh_interleaved", "3d_partial"):  # float16 too
+            f16 = {k: (a.astype(np.float16) if a.dtype == np.float32 else a) for k, a in feeds.items()}
+            yield Case(f"rotary_ms_f16_{name}", [n], f16, ["Y"], out_type=TensorProto.FLOAT16)
     # ONNX opset 23: (X, cos_cache, sin_cache, position_ids?)
     onnx23 = [
         ("3d_ids", (2, 5, 4 * 16), (2, 5), {"num_heads": 4}),
@@ -370,6 +373,9 @@ def mha_cases():
         n = helper.make_node("MultiHeadAttention", ins, outs, domain="com.microsoft", num_heads=N,
                              **attrs)
         yield Case(f"mha_{name}", [n], feeds, outs, opset=21)
+        if name in ("bias", "mask_2d_past", "attention_bias", "past_unidirectional"):
+            f16 = {k: (a.astype(np.float16) if a.dtype == np.float32 else a) for k, a in feeds.items()}
+            yield Case(f"mha_f16_{name}", [n], f16, outs, opset=21, out_type=TensorProto.FLOAT16)
 
 
 # ---- com.microsoft::Attention (BERT) ----
