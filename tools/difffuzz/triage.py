@@ -197,6 +197,10 @@ KNOWN = [
     ("*", "differ", "", lambda c: c.op in ("Upsample", "Resize") and bool(_feed(c, "iu")),
      "undefined", "linear or cubic interpolation of integers: ONNX does not say how the "
      "interpolated value is rounded; ours rounds to nearest, ORT truncates"),
+    ("*", "differ", "", lambda c: c.op in ("MaxPool", "AveragePool", "LpPool") and any(
+        a.name == "ceil_mode" and a.i not in (0, 1) for a in c.model.graph.node[0].attribute),
+     "undefined", "ceil_mode outside {0, 1} (a flag): ours takes any non-zero value as ceil, "
+     "ORT floors for it"),
     ("Einsum", "ort_refuses", "Ellipsis represents incompatible dimensions", None, "ort",
      "ellipses of different ranks ('...ij,...jk' on [2, 1, 3] and [3, 2]): they broadcast as "
      "in numpy.einsum; ORT's inference refuses them"),

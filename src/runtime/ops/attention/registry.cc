@@ -4,9 +4,22 @@
 #include "runtime/ops/attention/attention_ops.h"
 
 namespace onnx_prepack::runtime {
+namespace {
 
-// Filled as the attention operators land (GroupQueryAttention, RotaryEmbedding,
-// MultiHeadAttention, Attention).
-std::span<const OpEntry> attention_ops() { return {}; }
+// RotaryEmbedding, MultiHeadAttention and Attention of com.microsoft take float16 through
+// the half adapter (computed in float, narrowed at the end); GroupQueryAttention has its own
+// float16 path (its shared past/present buffer must not be rewritten whole).
+constexpr OpEntry kOps[] = {
+    {"Attention", build_attention_onnx},
+    {"RotaryEmbedding", build_rotary_embedding},
+    {"RotaryEmbedding", build_rotary_embedding_ms, "com.microsoft"},
+    {"GroupQueryAttention", build_group_query_attention, "com.microsoft", true},
+    {"MultiHeadAttention", build_multi_head_attention, "com.microsoft"},
+    {"Attention", build_attention_ms, "com.microsoft"},
+};
+
+}  // namespace
+
+std::span<const OpEntry> attention_ops() { return kOps; }
 
 }  // namespace onnx_prepack::runtime
