@@ -170,7 +170,7 @@ double worst_error(const Outcome& a, const Outcome& b) {
 
 // Fused (1 and 3 threads) against unfused: `fused` patterns, within the documented bound.
 void expect_fused(const onnx::ModelProto& proto, const std::map<std::string, Shape>& shapes,
-                  size_t fused, const char* what) {
+                  size_t fused, const char* what, double bound = 1e-5) {
   const Outcome plain = run(proto, shapes, false);
   ASSERT_FALSE(plain.outputs.empty()) << what;
   EXPECT_EQ(plain.stats.patterns_fused, 0u) << what;
@@ -179,7 +179,7 @@ void expect_fused(const onnx::ModelProto& proto, const std::map<std::string, Sha
     EXPECT_EQ(f.stats.patterns_fused, fused) << what;
     EXPECT_LT(f.stats.kernels, plain.stats.kernels) << what;
     const double e = worst_error(f, plain);
-    EXPECT_LE(e, 1e-5) << what;
+    EXPECT_LE(e, bound) << what;
     std::printf("[pattern fusion] %-40s max |fused - unfused| / max(|unfused|, 1) = %.3g\n", what,
                 e);
   }
@@ -268,6 +268,29 @@ TEST(PatternFusion, RmsNormVariants) {
       }
     }
   }
+}
+
+// A float16 export's RMSNorm: Cast to float, the float core, Cast back, the float16 weight Mul.
+// The float core fuses (scale 1); the Casts and the float16 Mul stay. The graph's input and
+// output are float (Casts at both ends) so the test feeds floats.
+TEST(PatternFusion, RmsNormBetweenFloat16Casts) {
+  Graph b(14);
+  b.input("x", {3, 7, 24});
+  auto cast = [&](const std::string& x, int32_t to) {
+    const std::string y = b.node("Cast", {x});
+    auto* a = b.last()->add_attribute();
+    a->set_name("to");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(to);
+    return y;
+  };
+  const std::string x16 = cast("x", kFloat16);
+  const std::string xf = cast(x16, kFloat);
+  const std::string n16 = cast(rms_norm(b, xf, 2, false), kFloat16);
+  const std::string w16 = cast(b.init({24}, 12), kFloat16);  // folded at plan time
+  b.output(cast(b.node("Mul", {w16, n16}), kFloat));
+  // Both plans round the float core to float16: they may differ by one float16 ulp (2^-10).
+  expect_fused(b.m, {{"x", {3, 7, 24}}}, 1, "RMSNorm between float16 Casts", 1.0 / 1024);
 }
 
 // Gelu, erf form: x * 0.5 * (1 + erf(x / sqrt 2)), the 0.5 at each place exporters put it.
