@@ -520,5 +520,49 @@ TEST(PatternFusion, GeneratedTransformerAgreesWithOrt) {
   EXPECT_LE(worst, 1e-4 * mx) << "max |diff| " << worst << ", max |ort| " << mx;
 }
 
+// Every pattern kind in one opset-18 graph (ReduceMean axes as inputs) agrees with ONNX
+// Runtime within 1e-4 of the output's largest magnitude, fused.
+TEST(PatternFusion, AllPatternsAgreeWithOrt) {
+  if (!testing::ort_available()) GTEST_SKIP() << "node or onnxruntime-node not available";
+  Graph b(18);
+  b.input("x", {2, 9, 24});
+  LnForm f;
+  f.reciprocal = true;
+  std::string y = layer_norm(b, "x", {24}, f);
+  y = gelu_tanh(b, y, false, 1);
+  y = rms_norm(b, y, 3, true);
+  y = gelu(b, y, true, 2);
+  b.node("Identity", {y}, "y");
+  b.output("y");
+  testing::TempDir dir;
+  const std::string path = dir.file("patterns.onnx");
+  ASSERT_TRUE(format::write_model_inline(b.m, path).ok());
+  HostTensor in = HostTensor::allocate(kFloat, {2, 9, 24});
+  auto v = testing::pseudo_random_floats(size_t(in.numel()), 21);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 3.0f * v[i] + (i % 5 == 0 ? 1.5f : 0.0f);
+  std::memcpy(in.mutable_data(), v.data(), v.size() * 4);
+  ASSERT_TRUE(write_npy(dir.file("x.npy"), in.view()).ok());
+  const std::string cmd = "node " + std::string(OP_SOURCE_DIR) + "/tests/runtime/ort_run.js " +
+                          path + " " + dir.file("ort") + " x=" + dir.file("x.npy");
+  std::string log;
+  ASSERT_EQ(testing::run_command(cmd, &log), 0) << log;
+  auto want = read_npy(dir.file("ort/y.npy"));
+  ASSERT_TRUE(want.ok()) << want.status().message();
+  auto model = std::shared_ptr<const format::Model>(format::Model::from_proto(b.m, "."));
+  auto s = Session::create(model, SessionOptions{});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_TRUE((*s)->plan({{"x", {kFloat, {2, 9, 24}}}}).ok());
+  EXPECT_EQ((*s)->stats().patterns_fused, 4u);
+  auto r = (*s)->run({{"x", in.view()}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  double mx = 0, worst = 0;
+  for (int64_t i = 0; i < want->numel(); ++i) {
+    mx = std::max(mx, double(std::fabs(want->as<float>()[i])));
+    worst = std::max(worst, std::fabs(double((*r)[0].as<float>()[i]) - want->as<float>()[i]));
+  }
+  EXPECT_LE(worst, 1e-4 * mx) << "max |diff| " << worst << ", max |ort| " << mx;
+  std::printf("[pattern fusion] all patterns vs ORT: max |diff| %.3g, max |ort| %.3g\n", worst, mx);
+}
+
 }  // namespace
 }  // namespace onnx_prepack::runtime
