@@ -66,6 +66,7 @@ Json plan_json(const runtime::PlanStats& ps) {
   plan["qdq_integer"] = uint64_t(ps.qdq_integer);
   plan["transposes"] = uint64_t(ps.transposes);
   plan["transposes_folded"] = uint64_t(ps.transposes_folded);
+  plan["patterns_fused"] = uint64_t(ps.patterns_fused);
   plan["arena_bytes"] = ps.arena_bytes;
   plan["value_bytes"] = ps.value_bytes;
   return plan;

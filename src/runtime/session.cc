@@ -289,6 +289,7 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds,
     return st;
   }
   fold_transposes();
+  fuse_patterns();
   fuse_integer_matmul();
   fuse_pointwise();
   for (Step& st : steps_) {

@@ -40,6 +40,11 @@ struct SessionOptions {
   // Cancel the Transpose pairs of NHWC exports at plan time (transpose_folding.h);
   // bitwise equal either way. ONNX_PREPACK_TRANSPOSE_FOLDING=0 turns it off.
   bool fold_transposes = true;
+  // Run the decomposed LayerNorm / RMSNorm / Gelu / FastGelu subgraphs of
+  // standard-op exports with the fused kernels (norm_gelu_fusion.h); equal to
+  // the unfused plan within rounding (docs/runtime.md, "Pattern fusion").
+  // ONNX_PREPACK_PATTERN_FUSION=0 turns it off.
+  bool fuse_patterns = true;
   // Hold FLOAT16 values in float between nodes that compute in float (the
   // half adapter's, and native ones that compute values, like Resize),
   // rounding only where a data mover, a LayerNormalization (float16 kernels
@@ -74,6 +79,9 @@ struct PlanStats {
   // (transpose_folding.h).
   size_t transposes = 0;
   size_t transposes_folded = 0;
+  // Decomposed LayerNorm / RMSNorm / Gelu / FastGelu subgraphs run as one
+  // fused kernel each (norm_gelu_fusion.h).
+  size_t patterns_fused = 0;
 };
 
 // What plan() found: a plan, or that a kernel needs the value of a fed input
@@ -194,6 +202,9 @@ class Session {
   // Cancels Transpose pairs, pushing Transposes through elementwise steps
   // (transpose_folding.cc); counts the Transposes left in stats_.
   void fold_transposes();
+  // Replaces decomposed LayerNorm / RMSNorm / Gelu / FastGelu subgraphs with
+  // their fused kernels (norm_gelu_fusion.cc).
+  void fuse_patterns();
   void compute_lifetimes();
   Status place_arena();
   // Runs every step in order, checking `limits` before each.
