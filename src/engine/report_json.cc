@@ -66,6 +66,7 @@ Json plan_json(const runtime::PlanStats& ps) {
   plan["qdq_integer"] = uint64_t(ps.qdq_integer);
   plan["transposes"] = uint64_t(ps.transposes);
   plan["transposes_folded"] = uint64_t(ps.transposes_folded);
+  plan["conv_epilogues"] = uint64_t(ps.conv_epilogues);
   plan["arena_bytes"] = ps.arena_bytes;
   plan["value_bytes"] = ps.value_bytes;
   return plan;

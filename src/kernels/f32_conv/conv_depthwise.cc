@@ -44,8 +44,8 @@ size_t conv_depthwise_scratch_floats(const ConvGeometry& g) {
 }
 
 void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const float* w,
-                    const float* bias, float* y, base::ThreadPool* pool,
-                    const ConvScratch& scratch) {
+                    const float* bias, float* y, base::ThreadPool* pool, const ConvScratch& scratch,
+                    const ConvOutputEpilogue* post) {
   const DwPlan p = plan(g);
   const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
   const int64_t KH = g.kernel[1], KW = g.kernel[2], taps = KH * KW;
@@ -116,6 +116,7 @@ void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const fl
         for (int64_t j = 0; j < KW; ++j) srcs[size_t(i * KW + j)] = slot + col_off[size_t(j)];
       }
       row(yc + oh * OW, size_t(OW), srcs.data(), wc, size_t(taps), bc);
+      if (post != nullptr) post->fn(post->ctx, int64_t(task) / g.c, c, oh * OW, size_t(OW));
     }
   };
   if (pool != nullptr && tasks > 1) {

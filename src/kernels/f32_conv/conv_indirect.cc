@@ -58,7 +58,7 @@ size_t conv_indirect_buffer_floats(const ConvGeometry& g, size_t nr) {
 
 void conv_indirect(const ConvGeometry& g, const ConvIndirectKernel& uk, const float* x,
                    const float* packed_w, const float* bias, float* y, base::ThreadPool* pool,
-                   const ConvScratch& scratch) {
+                   const ConvScratch& scratch, const ConvOutputEpilogue* post) {
   const Padded p = padded_of(g);
   const int64_t Cg = g.cg(), H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
   const int64_t KH = g.kernel[1], KW = g.kernel[2], P = g.out_pixels();
@@ -128,6 +128,11 @@ void conv_indirect(const ConvGeometry& g, const ConvIndirectKernel& uk, const fl
           const size_t rows = std::min(MR, Mg - m0);
           uk.fn(rows, cols, K, wg + m0 * K, base, offs.data(), bg ? bg + m0 : nullptr,
                 yg + int64_t(m0) * P + oh * OW + ow0, size_t(P));
+          if (post != nullptr) {
+            for (size_t i = 0; i < rows; ++i) {
+              post->fn(post->ctx, n, gi * int64_t(Mg) + int64_t(m0 + i), oh * OW + ow0, cols);
+            }
+          }
         }
       });
     }
