@@ -383,7 +383,7 @@ void Session::fuse_pointwise() {
         values_[size_t(id)].def = -1;
       }
     }
-    stats_.fused += j - i;
+    if (j - i > 1) stats_.fused += j - i;  // a chain of one counts when a Conv takes it
     fused_steps.push_back(std::move(fused));
     i = j;
   }
@@ -502,12 +502,13 @@ void Session::fuse_conv_epilogue() {
     values_[size_t(y)].runtime = false;  // lives in the chain's output only
     values_[size_t(y)].def = -1;
     drop[size_t(ci)] = true;
+    // The Conv, and a chain of one (not counted by fuse_pointwise).
+    stats_.fused += e.chain.program.size() == 1 ? 2 : 1;
     chain_step = std::move(st);
     ++fused;
   }
   if (fused == 0) return;
   stats_.conv_epilogues += fused;
-  stats_.fused += fused;
   std::vector<Step> steps;
   for (size_t si = 0; si < steps_.size(); ++si) {
     if (!drop[si]) steps.push_back(std::move(steps_[si]));

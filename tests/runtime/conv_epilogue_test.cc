@@ -254,6 +254,7 @@ TEST(ConvEpilogue, MobileNetV2BlocksAreBitwiseTheUnfusedPlan) {
                                       {{"X", {c.n, c.c, c.hw, c.hw}}});
     // expand + Relu6 and depthwise + Relu6; the projection + Add when there is one.
     EXPECT_EQ(st.conv_epilogues, c.stride == 1 && c.c == c.out ? 3u : 2u);
+    EXPECT_EQ(st.fused, 2 * st.conv_epilogues);  // each Conv and its one Clip or Add
   }
 }
 
