@@ -7,8 +7,9 @@
   stride2_mid             stride-2 3x3 convs mid-network (32..256 channels, 80x80 -> 10x10)
   mobile_128 / mobile_256 MobileNet/BlazeFace-like blocks: 5x5 / 3x3 depthwise + 1x1 pointwise,
                           residual adds
-  resnet_112 / _b3        ResNet-18-like basic blocks (3x3, 3x3, residual Add, Relu; 1x1 stride-2
-                          projections), 32..128 channels, 56x56 -> 14x14, batch 1 and 3
+  resnet_112 / _b3 / _224 ResNet-18-like basic blocks (3x3, 3x3, residual Add, Relu; 1x1 stride-2
+                          projections), 32..128 channels, 56x56 -> 14x14 (batch 1 and 3), and
+                          112x112 -> 28x28 from a 224x224 input
   pointwise_small         1x1 convs on 20x20, 10x10 and 7x7 maps, 96..512 channels
   batch34_tiny            batch 34, 76x32 input, 3x3 convs and max pools down to 4x2 and 1x1
                           maps, 32..128 channels (the shape of openWakeWord's embedding model)
@@ -220,6 +221,7 @@ SYNTHETIC = {
     "pointwise_small": ("d", pointwise_small, [1, 96, 20, 20]),
     "resnet_112": ("g", resnet, [1, 3, 112, 112]),
     "resnet_112_b3": ("g", resnet, [3, 3, 112, 112]),
+    "resnet_224": ("g", resnet, [1, 3, 224, 224]),
     "batch34_tiny": ("e", batch_tiny, [34, 1, 76, 32]),
     "large_512": ("f", large, [1, 3, 512, 512]),
 }
