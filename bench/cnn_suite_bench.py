@@ -7,6 +7,9 @@
   stride2_mid             stride-2 3x3 convs mid-network (32..256 channels, 80x80 -> 10x10)
   mobile_128 / mobile_256 MobileNet/BlazeFace-like blocks: 5x5 / 3x3 depthwise + 1x1 pointwise,
                           residual adds
+  resnet_112 / _b3 / _224 ResNet-18-like basic blocks (3x3, 3x3, residual Add, Relu; 1x1 stride-2
+                          projections), 32..128 channels, 56x56 -> 14x14 (batch 1 and 3), and
+                          112x112 -> 28x28 from a 224x224 input
   pointwise_small         1x1 convs on 20x20, 10x10 and 7x7 maps, 96..512 channels
   batch34_tiny            batch 34, 76x32 input, 3x3 convs and max pools down to 4x2 and 1x1
                           maps, 32..128 channels (the shape of openWakeWord's embedding model)
@@ -152,6 +155,24 @@ def mobile(b):
             b.act("Relu")
 
 
+def resnet(b):
+    # ResNet-18-like: a 3x3 stride-2 stem, basic blocks (3x3 -> Relu -> 3x3 -> Add(skip) -> Relu),
+    # a 1x1 stride-2 projection on the skip where the width doubles.
+    b.conv(32, 3, stride=2)
+    for co, stride in ((32, 1), (32, 1), (64, 2), (64, 1), (128, 2), (128, 1)):
+        x0, c0 = b.x, b.c
+        b.conv(co, 3, stride=stride)
+        b.conv(co, 3, act=None)
+        main = b.x
+        if stride != 1 or co != c0:
+            b.x, b.c = x0, c0
+            b.conv(co, 1, stride=stride, act=None)
+            b.add(main)
+        else:
+            b.add(x0)
+        b.act("Relu")
+
+
 def pointwise_small(b):
     b.conv(192, 1)
     b.conv(96, 1)
@@ -198,6 +219,9 @@ SYNTHETIC = {
     "mobile_128": ("c", mobile, [1, 3, 128, 128]),
     "mobile_256": ("c", mobile, [1, 3, 256, 256]),
     "pointwise_small": ("d", pointwise_small, [1, 96, 20, 20]),
+    "resnet_112": ("g", resnet, [1, 3, 112, 112]),
+    "resnet_112_b3": ("g", resnet, [3, 3, 112, 112]),
+    "resnet_224": ("g", resnet, [1, 3, 224, 224]),
     "batch34_tiny": ("e", batch_tiny, [34, 1, 76, 32]),
     "large_512": ("f", large, [1, 3, 512, 512]),
 }

@@ -94,6 +94,9 @@ struct IntegerMatMulEpilogue {
   bool relu = false;
 };
 
+struct FusedPointwise;  // runtime/pointwise_fusion.h
+struct OutputEpilogue;
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -103,6 +106,15 @@ class Kernel {
   // This kernel's int32 product followed by `e` as one kernel, or null when it
   // cannot take the epilogue (IntegerMatMulEpilogue).
   virtual std::unique_ptr<Kernel> with_float_epilogue(const IntegerMatMulEpilogue& e) const {
+    (void)e;
+    return nullptr;
+  }
+  // The program of a fused elementwise chain (FusedPointwise kernels), else null.
+  virtual const FusedPointwise* fused_pointwise() const { return nullptr; }
+  // This kernel with `e` run on each finished run of its output while it is
+  // in cache (a Conv's residual Add / activation chain), or null when it
+  // cannot take one (pointwise_fusion.h, OutputEpilogue).
+  virtual std::unique_ptr<Kernel> with_output_epilogue(const OutputEpilogue& e) const {
     (void)e;
     return nullptr;
   }

@@ -17,72 +17,76 @@ constexpr int64_t kMinRowLen = 64;
 
 class FusedPointwiseKernel final : public Kernel {
  public:
-  explicit FusedPointwiseKernel(FusedPointwise chain)
-      : c_(std::move(chain)),
-        binary_(kernels::vec::host_vec_kernels().binary),
-        act_(kernels::vec::host_act_kernel()) {}
+  explicit FusedPointwiseKernel(FusedPointwise chain) : p_(std::move(chain)) {}
 
   void run(const KernelIO& io) const override {
-    const int64_t per_row = (c_.row_len + kTile - 1) / kTile;
-    const int64_t tasks = c_.rows * per_row;
+    const FusedPointwise& c = p_.chain();
+    const int64_t per_row = (c.row_len + kTile - 1) / kTile;
+    const int64_t tasks = c.rows * per_row;
     parallel_range(io.pool, tasks, std::max<int64_t>(1, 16384 / kTile),
                    [&](int64_t t0, int64_t t1) {
-                     alignas(64) float scratch[kMaxFusedTemps][kTile];
                      for (int64_t t = t0; t < t1; ++t) {
                        const int64_t row = t / per_row, at = (t % per_row) * kTile;
-                       run_tile(io, scratch, row, at, std::min(kTile, c_.row_len - at));
+                       p_.run_span(io, row, row * c.row_len + at, std::min(kTile, c.row_len - at));
                      }
                    });
   }
 
+  const FusedPointwise* fused_pointwise() const override { return &p_.chain(); }
+
  private:
-  struct Ref {
-    const float* p;
-    size_t stride;
-  };
+  FusedProgram p_;
+};
 
-  Ref read(const KernelIO& io, float (*scratch)[kTile], const FusedOperand& o, int64_t row,
-           int64_t base) const {
-    switch (o.kind) {
-      case FusedOperand::kTemp:
-        return {scratch[o.index], 1};
-      case FusedOperand::kStored:
-        return {static_cast<const float*>(io.out[size_t(o.index)]) + base, 1};
-      case FusedOperand::kFull:
-        return {static_cast<const float*>(io.in[size_t(o.index)]) + base, 1};
-      case FusedOperand::kRow:
-        return {static_cast<const float*>(io.in[size_t(o.index)]) +
-                    (o.per_batch ? row : row % c_.channels),
-                0};
-      case FusedOperand::kScalar:
-        break;
-    }
-    return {static_cast<const float*>(io.in[size_t(o.index)]), 0};
+struct Ref {
+  const float* p;
+  size_t stride;
+};
+
+Ref read_operand(const KernelIO& io, const FusedPointwise& c, float (*scratch)[kTile],
+                 const FusedOperand& o, int64_t row, int64_t base) {
+  switch (o.kind) {
+    case FusedOperand::kTemp:
+      return {scratch[o.index], 1};
+    case FusedOperand::kStored:
+      return {static_cast<const float*>(io.out[size_t(o.index)]) + base, 1};
+    case FusedOperand::kFull:
+      return {static_cast<const float*>(io.in[size_t(o.index)]) + base, 1};
+    case FusedOperand::kRow:
+      return {static_cast<const float*>(io.in[size_t(o.index)]) +
+                  (o.per_batch ? row : row % c.channels),
+              0};
+    case FusedOperand::kScalar:
+      break;
   }
+  return {static_cast<const float*>(io.in[size_t(o.index)]), 0};
+}
 
-  void run_tile(const KernelIO& io, float (*scratch)[kTile], int64_t row, int64_t at,
-                int64_t len) const {
-    const int64_t base = row * c_.row_len + at;
+}  // namespace
+
+FusedProgram::FusedProgram(FusedPointwise chain)
+    : c_(std::move(chain)),
+      binary_(kernels::vec::host_vec_kernels().binary),
+      act_(kernels::vec::host_act_kernel()) {}
+
+void FusedProgram::run_span(const KernelIO& io, int64_t row, int64_t base, int64_t len) const {
+  alignas(64) float scratch[kMaxFusedTemps][kTile];
+  for (int64_t at = 0; at < len; at += kTile) {
+    const int64_t b = base + at, n = std::min(kTile, len - at);
     for (const FusedInstr& ins : c_.program) {
       float* dst = ins.dst.kind == FusedOperand::kTemp
                        ? scratch[ins.dst.index]
-                       : static_cast<float*>(io.out[size_t(ins.dst.index)]) + base;
-      const Ref a = read(io, scratch, ins.a, row, base);
+                       : static_cast<float*>(io.out[size_t(ins.dst.index)]) + b;
+      const Ref a = read_operand(io, c_, scratch, ins.a, row, b);
       if (ins.op.kind == PointwiseDesc::kBinary) {
-        const Ref b = read(io, scratch, ins.b, row, base);
-        binary_(ins.op.op, a.p, a.stride, b.p, b.stride, dst, size_t(len));
+        const Ref r = read_operand(io, c_, scratch, ins.b, row, b);
+        binary_(ins.op.op, a.p, a.stride, r.p, r.stride, dst, size_t(n));
       } else {
-        act_(ins.op.op, a.p, dst, size_t(len), ins.op.p0, ins.op.p1);
+        act_(ins.op.op, a.p, dst, size_t(n), ins.op.p0, ins.op.p1);
       }
     }
   }
-
-  FusedPointwise c_;
-  kernels::vec::BinaryFn binary_;
-  kernels::vec::ActFn act_;
-};
-
-}  // namespace
+}
 
 FusedPointwise fused_layout(const Shape& out) {
   FusedPointwise f;

@@ -12,6 +12,8 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/vec_math/vec_act.h"
+#include "kernels/vec_math/vec_math.h"
 #include "runtime/kernel.h"
 
 namespace onnx_prepack::runtime {
@@ -56,5 +58,36 @@ bool classify_operand(const Shape& shape, const Shape& out, const FusedPointwise
 FusedPointwise fused_layout(const Shape& out);
 
 std::unique_ptr<Kernel> make_fused_pointwise_kernel(FusedPointwise chain);
+
+// A chain's program bound to the host's vector functions: what the fused
+// kernel runs per tile, and what a producer kernel runs on its own output as
+// an epilogue (OutputEpilogue).
+class FusedProgram {
+ public:
+  explicit FusedProgram(FusedPointwise chain);
+  const FusedPointwise& chain() const { return c_; }
+  // Elements [base, base + len) of the chain's row `row` (base counts from the
+  // tensor's start and the span stays inside the row), in tiles of at most
+  // 512 floats with the scratch tiles on the stack. Elementwise, so where a
+  // span starts changes no bit.
+  void run_span(const KernelIO& io, int64_t row, int64_t base, int64_t len) const;
+
+ private:
+  FusedPointwise c_;
+  kernels::vec::BinaryFn binary_;
+  kernels::vec::ActFn act_;
+};
+
+// A fused elementwise chain that a producer (Conv) runs on each finished run
+// of its output while it is in cache (docs/runtime.md, "Conv epilogue"). The
+// producer writes its result into io.out[raw] (one of the chain's stored
+// values, written by the chain no earlier than the chain's last read of the
+// producer's value), then runs `chain` over the run: the chain reads the
+// producer's value as kStored `raw`, and its other operands at io.in indices
+// past the producer's own inputs.
+struct OutputEpilogue {
+  FusedPointwise chain;
+  int raw = 0;
+};
 
 }  // namespace onnx_prepack::runtime

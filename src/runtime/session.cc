@@ -292,6 +292,7 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds,
   fuse_patterns();
   fuse_integer_matmul();
   fuse_pointwise();
+  fuse_conv_epilogue();
   for (Step& st : steps_) {
     st.empty = !st.out.empty() && !(st.kernel && st.kernel->checks_input_values()) &&
                std::all_of(st.out.begin(), st.out.end(), [&](int id) {

@@ -33,6 +33,11 @@ struct SessionOptions {
   // and MatMulInteger's Cast / Mul / Add / Relu in its epilogue (kernel.h);
   // bitwise equal either way. ONNX_PREPACK_FUSION=0 turns both off.
   bool fuse_pointwise = true;
+  // Run the fused elementwise chain that reads a Conv's output (a residual
+  // Add, the activation) on the Conv's output tiles while they are in cache
+  // (session_fusion.cc, fuse_conv_epilogue); bitwise equal either way. Needs
+  // fuse_pointwise; ONNX_PREPACK_CONV_EPILOGUE=0 turns it off.
+  bool fuse_conv_epilogue = true;
   // Weight-only QDQ units (qdq_fusion.h): the graph's float product, the
   // dequantized weight packed once (exact), or DynamicQuantizeMatMul on the
   // integer kernels (integer).
@@ -82,6 +87,9 @@ struct PlanStats {
   // Decomposed LayerNorm / RMSNorm / Gelu / FastGelu subgraphs run as one
   // fused kernel each (norm_gelu_fusion.h).
   size_t patterns_fused = 0;
+  // Convs that run a fused elementwise chain (residual Add, activation) as
+  // their epilogue (session_fusion.cc, fuse_conv_epilogue).
+  size_t conv_epilogues = 0;
 };
 
 // What plan() found: a plan, or that a kernel needs the value of a fed input
@@ -199,6 +207,10 @@ class Session {
   void fuse_integer_matmul();
   // Replaces runs of elementwise steps with fused kernels (session_fusion.cc).
   void fuse_pointwise();
+  // Runs the FusedPointwise step reading a Conv's output as that Conv's
+  // epilogue (session_fusion.cc).
+  void fuse_conv_epilogue();
+  bool conv_epilogue_enabled() const;
   // Cancels Transpose pairs, pushing Transposes through elementwise steps
   // (transpose_folding.cc); counts the Transposes left in stats_.
   void fold_transposes();

@@ -29,7 +29,20 @@ bool fusion_disabled_by_env() {
   return off;
 }
 
+bool conv_epilogue_disabled_by_env() {
+  static const bool off = [] {
+    const char* f = std::getenv("ONNX_PREPACK_CONV_EPILOGUE");
+    return f != nullptr && std::strcmp(f, "0") == 0;
+  }();
+  return off;
+}
+
 }  // namespace
+
+bool Session::conv_epilogue_enabled() const {
+  return options_.fuse_pointwise && options_.fuse_conv_epilogue && !fusion_disabled_by_env() &&
+         !conv_epilogue_disabled_by_env();
+}
 
 // MatMulInteger or ConvInteger (a kernel that takes a float epilogue) ->
 // Cast(float) -> Mul(scale) [-> Add(bias)] [-> Relu] becomes one step, at the
@@ -206,6 +219,16 @@ void Session::fuse_pointwise() {
     return id;
   };
 
+  // Values a float Conv writes (its one output), for chains of one.
+  const bool epilogue = conv_epilogue_enabled();
+  std::vector<bool> conv_out(values_.size(), false);
+  for (const Step& st : steps_) {
+    if (st.kernel != nullptr && st.node >= 0 && st.out.size() == 1 && st.out[0] >= 0 &&
+        graph_->node(st.node).op_type() == "Conv" &&
+        values_[size_t(st.out[0])].desc.dtype == kFloat)
+      conv_out[size_t(st.out[0])] = true;
+  }
+
   std::vector<Step> fused_steps;
   size_t i = 0;
   while (i < steps_.size()) {
@@ -284,7 +307,12 @@ void Session::fuse_pointwise() {
 
     size_t j = i;
     while (j < steps_.size() && j - i < kMaxChain && try_add(j)) ++j;
-    if (j - i < 2) {
+    // A lone step becomes a chain of one when it reads a Conv's output: the
+    // Conv epilogue pass then runs it on the Conv's output tiles.
+    const bool lone_ok = j - i == 1 && epilogue &&
+                         std::any_of(steps_[i].in.begin(), steps_[i].in.end(),
+                                     [&](int id) { return id >= 0 && conv_out[size_t(id)]; });
+    if (j - i < 2 && !lone_ok) {
       fused_steps.push_back(std::move(steps_[i++]));
       continue;
     }
@@ -355,11 +383,137 @@ void Session::fuse_pointwise() {
         values_[size_t(id)].def = -1;
       }
     }
-    stats_.fused += j - i;
+    if (j - i > 1) stats_.fused += j - i;  // a chain of one counts when a Conv takes it
     fused_steps.push_back(std::move(fused));
     i = j;
   }
   steps_ = std::move(fused_steps);
+  for (int si = 0; si < int(steps_.size()); ++si) {
+    for (int id : steps_[size_t(si)].out) {
+      if (id < 0) continue;
+      values_[size_t(id)].def = si;
+      values_[size_t(id)].last = si;
+    }
+  }
+}
+
+}  // namespace onnx_prepack::runtime
+
+namespace onnx_prepack::runtime {
+
+// Conv -> one FusedPointwise step (a residual Add of a same-shape value, the
+// activation, the rest of the chain fuse_pointwise built) becomes one Conv
+// step that runs the chain on each finished run of its output while it is in
+// cache (kernels::ConvOutputEpilogue): the Conv writes its result straight
+// into the chain's last stored value and the chain transforms it in place, so
+// the feature map is written once instead of written, read and written again.
+// The Conv's value must be read by that step alone (no other reader, no graph
+// output, no alias) and only as a full operand; the chain's other operands
+// keep the shapes fuse_pointwise accepted (same shape, per channel, scalar),
+// so a broadcast residual ends the chain before it gets here. Bitwise equal to
+// the steps run apart: the Conv computes the same values, and the chain runs
+// the same vector functions on them (elementwise, so independent of where a
+// run starts).
+void Session::fuse_conv_epilogue() {
+  if (!conv_epilogue_enabled() || steps_.size() < 2) return;
+  std::vector<std::vector<int>> readers(values_.size());
+  std::vector<bool> aliased(values_.size(), false);
+  for (const Value& v : values_) {
+    if (v.alias_of >= 0) aliased[size_t(v.alias_of)] = true;
+  }
+  for (int si = 0; si < int(steps_.size()); ++si) {
+    for (int id : steps_[size_t(si)].in) {
+      if (id >= 0) readers[size_t(id)].push_back(si);
+    }
+  }
+  std::vector<bool> is_output(values_.size(), false);
+  for (const auto& name : output_names_) is_output[size_t(value_index_.at(name))] = true;
+
+  std::vector<bool> drop(steps_.size(), false);
+  size_t fused = 0;
+  for (int ci = 0; ci < int(steps_.size()); ++ci) {
+    Step& conv = steps_[size_t(ci)];
+    if (conv.kernel == nullptr || conv.node < 0 || conv.label != nullptr ||
+        graph_->node(conv.node).op_type() != "Conv" || conv.out.size() != 1 || conv.out[0] < 0 ||
+        conv.in.size() > 3)
+      continue;
+    const int y = conv.out[0];
+    const Value& yv = values_[size_t(y)];
+    if (yv.desc.dtype != kFloat || !yv.runtime || yv.alias_of >= 0 || aliased[size_t(y)] ||
+        is_output[size_t(y)] || readers[size_t(y)].size() != 1)
+      continue;
+    const int si = readers[size_t(y)][0];
+    Step& chain_step = steps_[size_t(si)];
+    const FusedPointwise* fp =
+        chain_step.kernel != nullptr ? chain_step.kernel->fused_pointwise() : nullptr;
+    if (fp == nullptr || chain_step.out.empty() || drop[size_t(si)]) continue;
+    if (values_[size_t(chain_step.out[0])].desc.shape != yv.desc.shape) continue;
+    const auto at = std::find(chain_step.in.begin(), chain_step.in.end(), y);
+    if (at == chain_step.in.end() || std::count(chain_step.in.begin(), chain_step.in.end(), y) != 1)
+      continue;
+    const int q = int(at - chain_step.in.begin());
+    OutputEpilogue e;
+    e.chain = *fp;
+    // The stored value written last takes the Conv's result; every read of
+    // the Conv's value must come no later than that write.
+    std::vector<int> written_at(chain_step.out.size(), -1);
+    int last_read = -1;
+    bool ok = true;
+    for (size_t p = 0; p < e.chain.program.size(); ++p) {
+      const FusedInstr& ins = e.chain.program[p];
+      const size_t operands = ins.op.kind == PointwiseDesc::kBinary ? 2 : 1;
+      for (size_t k = 0; k < operands; ++k) {
+        const FusedOperand& o = k == 0 ? ins.a : ins.b;
+        if (o.kind != FusedOperand::kTemp && o.kind != FusedOperand::kStored && o.index == q) {
+          if (o.kind != FusedOperand::kFull) ok = false;
+          last_read = int(p);
+        }
+      }
+      if (ins.dst.kind == FusedOperand::kStored) written_at[size_t(ins.dst.index)] = int(p);
+    }
+    const int raw =
+        int(std::max_element(written_at.begin(), written_at.end()) - written_at.begin());
+    if (!ok || last_read < 0 || written_at[size_t(raw)] < last_read) continue;
+    const size_t conv_inputs = 3;
+    for (FusedInstr& ins : e.chain.program) {
+      for (FusedOperand* o : {&ins.a, &ins.b}) {
+        if (o->kind == FusedOperand::kTemp || o->kind == FusedOperand::kStored) continue;
+        if (o->index == q) {
+          o->kind = FusedOperand::kStored;
+          o->index = raw;
+        } else {
+          o->index += int(conv_inputs);
+        }
+      }
+    }
+    e.raw = raw;
+    std::unique_ptr<Kernel> k = conv.kernel->with_output_epilogue(e);
+    if (k == nullptr) continue;
+    Step st;
+    st.node = conv.node;
+    st.label = "FusedConv";
+    st.kernel = std::move(k);
+    st.in = conv.in;
+    st.in.resize(conv_inputs, -1);
+    for (size_t t = 0; t < chain_step.in.size(); ++t) {
+      st.in.push_back(int(t) == q ? -1 : chain_step.in[t]);
+    }
+    st.out = chain_step.out;
+    values_[size_t(y)].runtime = false;  // lives in the chain's output only
+    values_[size_t(y)].def = -1;
+    drop[size_t(ci)] = true;
+    // The Conv, and a chain of one (not counted by fuse_pointwise).
+    stats_.fused += e.chain.program.size() == 1 ? 2 : 1;
+    chain_step = std::move(st);
+    ++fused;
+  }
+  if (fused == 0) return;
+  stats_.conv_epilogues += fused;
+  std::vector<Step> steps;
+  for (size_t si = 0; si < steps_.size(); ++si) {
+    if (!drop[si]) steps.push_back(std::move(steps_[si]));
+  }
+  steps_ = std::move(steps);
   for (int si = 0; si < int(steps_.size()); ++si) {
     for (int id : steps_[size_t(si)].out) {
       if (id < 0) continue;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "device/cpu_features.h"
+#include "kernels/f32_conv/conv_folded.h"
 #include "kernels/f32_conv/conv_unfold.h"
 
 namespace onnx_prepack::kernels {
@@ -257,6 +258,102 @@ TEST(F32Conv, UnfoldVariantsWriteTheSameBytes) {
       fn(g, x.data(), 0, kc, segs, 0, nr, got.data());
       EXPECT_EQ(0, std::memcmp(got.data(), ref.data(), ref.size() * 4));
     }
+  }
+}
+
+}  // namespace
+}  // namespace onnx_prepack::kernels
+
+namespace onnx_prepack::kernels {
+namespace {
+
+// What ConvOutputEpilogue promises, checked on every driver: each output element
+// is handed to the epilogue exactly once, and when it is, it already holds the
+// value the driver computes without an epilogue (bit for bit). The recorder
+// copies each run as it is reported (runs never overlap, so workers write
+// disjoint elements).
+struct Recorder {
+  const ConvGeometry* g;
+  const float* y;
+  std::vector<float> seen;
+  std::vector<int> count;
+  static void fn(const void* ctx, int64_t n, int64_t m, int64_t p0, size_t len) {
+    auto* r = const_cast<Recorder*>(static_cast<const Recorder*>(ctx));
+    const int64_t base = (n * r->g->m + m) * r->g->out_pixels() + p0;
+    ASSERT_LE(p0 + int64_t(len), r->g->out_pixels());
+    for (size_t i = 0; i < len; ++i) {
+      r->seen[size_t(base) + i] = r->y[size_t(base) + i];
+      ++r->count[size_t(base) + i];
+    }
+  }
+};
+
+template <typename Run>
+void expect_epilogue_contract(const ConvGeometry& g, Run run, const char* what) {
+  const size_t n = size_t(g.n * g.m * g.out_pixels());
+  std::vector<float> plain(n), y(n);
+  run(plain.data(), nullptr);
+  Recorder r{&g, y.data(), std::vector<float>(n), std::vector<int>(n, 0)};
+  const ConvOutputEpilogue post{&Recorder::fn, &r};
+  run(y.data(), &post);
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(r.count[i], 1) << what << ": element " << i;
+    ASSERT_EQ(std::memcmp(&r.seen[i], &plain[i], 4), 0) << what << ": element " << i;
+  }
+  EXPECT_EQ(std::memcmp(y.data(), plain.data(), n * 4), 0) << what;
+}
+
+TEST(F32Conv, EveryDriverHandsEachFinalOutputToTheEpilogueOnce) {
+  const device::IsaLevel host = device::host_isa_level();
+  const F32GemmKernel& uk = *conv_gemm_kernel(host);
+  base::ThreadPool pool(3);
+  Scratch s;
+  for (const ConvGeometry& g : blocked_cases()) {
+    const auto x = random(size_t(g.n * g.c * g.in_pixels()), 1);
+    const auto w = random(size_t(g.m * g.k()), 2);
+    const auto b = random(size_t(g.m), 3);
+    std::vector<float> packed(blocked_filter_floats(g));
+    pack_blocked_filter(w.data(), g, uk.mr, packed.data());
+    expect_epilogue_contract(
+        g,
+        [&](float* y, const ConvOutputEpilogue* post) {
+          conv_blocked(g, uk, x.data(), packed.data(), b.data(), y, &pool, {&s, &Scratch::get},
+                       post);
+        },
+        "blocked");
+    for (bool bias_first : {false, true}) {
+      expect_epilogue_contract(
+          g,
+          [&](float* y, const ConvOutputEpilogue* post) {
+            conv_folded(g, uk, bias_first, x.data(), packed.data(), b.data(), y, &pool,
+                        {&s, &Scratch::get}, post);
+          },
+          "folded");
+    }
+    if (const ConvIndirectKernel* ind = conv_indirect_select(uk.mr, host);
+        ind != nullptr && conv_indirect_applies(g)) {
+      expect_epilogue_contract(
+          g,
+          [&](float* y, const ConvOutputEpilogue* post) {
+            conv_indirect(g, *ind, x.data(), packed.data(), b.data(), y, &pool, {&s, &Scratch::get},
+                          post);
+          },
+          "indirect");
+    }
+  }
+  for (const ConvGeometry& g :
+       {geom(2, 16, 16, 16, {23, 41}, {3, 3}, {2, 1}, {1, 1}, {1, 1}, {1, 1}),
+        geom(1, 8, 8, 8, {12, 30}, {5, 5}, {1, 2}, {1, 1}, {2, 2}, {2, 2})}) {
+    const auto x = random(size_t(g.n * g.c * g.in_pixels()), 4);
+    const auto w = random(size_t(g.m * g.k()), 5);
+    const auto b = random(size_t(g.m), 6);
+    expect_epilogue_contract(
+        g,
+        [&](float* y, const ConvOutputEpilogue* post) {
+          conv_depthwise(g, dw_row_select(host), x.data(), w.data(), b.data(), y, &pool,
+                         {&s, &Scratch::get}, post);
+        },
+        "depthwise");
   }
 }
 

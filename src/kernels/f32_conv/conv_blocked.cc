@@ -78,7 +78,7 @@ size_t conv_blocked_scratch_floats(const ConvGeometry&, const F32GemmKernel& k) 
 
 void conv_blocked(const ConvGeometry& g, const F32GemmKernel& uk, const float* x,
                   const float* packed_w, const float* bias, float* y, base::ThreadPool* pool,
-                  const ConvScratch& scratch) {
+                  const ConvScratch& scratch, const ConvOutputEpilogue* post) {
   const size_t K = size_t(g.k()), Mg = size_t(g.mg()), NR = uk.nr, MR = uk.mr;
   const int64_t P = g.out_pixels(), Pin = g.in_pixels();
   const int64_t tile = int64_t(kTilePanels * NR);
@@ -118,6 +118,12 @@ void conv_blocked(const ConvGeometry& g, const F32GemmKernel& uk, const float* x
           const size_t cols = size_t(std::min<int64_t>(int64_t(NR), p_end - p0));
           uk.fn(rows, cols, kc, a, buf + pi * kKc * NR, yg + int64_t(m0) * P + p0, size_t(P), flags,
                 &ep);
+        }
+        if (post != nullptr && (flags & kGemmFinal) != 0) {  // rows m0.. of the tile are final
+          for (size_t i = 0; i < rows; ++i) {
+            post->fn(post->ctx, ni, gi * int64_t(Mg) + int64_t(m0 + i), p_begin,
+                     size_t(p_end - p_begin));
+          }
         }
       }
     }

@@ -44,8 +44,8 @@ size_t conv_depthwise_scratch_floats(const ConvGeometry& g) {
 }
 
 void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const float* w,
-                    const float* bias, float* y, base::ThreadPool* pool,
-                    const ConvScratch& scratch) {
+                    const float* bias, float* y, base::ThreadPool* pool, const ConvScratch& scratch,
+                    const ConvOutputEpilogue* post) {
   const DwPlan p = plan(g);
   const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
   const int64_t KH = g.kernel[1], KW = g.kernel[2], taps = KH * KW;
@@ -107,6 +107,7 @@ void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const fl
     }
     const float* wc = w + c * taps;
     const float bc = bias ? bias[c] : 0.0f;
+    int64_t posted = 0;  // rows [0, posted) went to the epilogue
     for (int64_t oh = 0; oh < OH; ++oh) {
       const int64_t last = oh * g.stride[1] + (KH - 1) * g.dilation[1];
       for (int64_t r = std::max(built, oh * g.stride[1]); r <= last; ++r) build(r);
@@ -116,6 +117,11 @@ void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const fl
         for (int64_t j = 0; j < KW; ++j) srcs[size_t(i * KW + j)] = slot + col_off[size_t(j)];
       }
       row(yc + oh * OW, size_t(OW), srcs.data(), wc, size_t(taps), bc);
+      // The epilogue takes bands of rows of at least 512 pixels (fewer, longer runs).
+      if (post != nullptr && ((oh + 1 - posted) * OW >= 512 || oh + 1 == OH)) {
+        post->fn(post->ctx, int64_t(task) / g.c, c, posted * OW, size_t((oh + 1 - posted) * OW));
+        posted = oh + 1;
+      }
     }
   };
   if (pool != nullptr && tasks > 1) {

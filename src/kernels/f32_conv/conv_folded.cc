@@ -161,7 +161,7 @@ size_t conv_folded_scratch_floats(const ConvGeometry& g, const F32GemmKernel& k)
 
 void conv_folded(const ConvGeometry& g, const F32GemmKernel& uk, bool bias_first, const float* x,
                  const float* packed_w, const float* bias, float* y, base::ThreadPool* pool,
-                 const ConvScratch& scratch) {
+                 const ConvScratch& scratch, const ConvOutputEpilogue* post) {
   const size_t K = size_t(g.k()), Mg = size_t(g.mg()), NR = uk.nr, MR = uk.mr;
   const int64_t P = g.out_pixels(), Pin = g.in_pixels();
   const size_t ldc = kTilePanels * NR;  // the output tile's row stride
@@ -255,6 +255,9 @@ void conv_folded(const ConvGeometry& g, const F32GemmKernel& uk, bool bias_first
       for (size_t m = m_begin; m < m_end; ++m) {
         std::memcpy(yn + int64_t(m) * P, out + (m - m_begin) * ldc + pc.col,
                     size_t(pc.count) * sizeof(float));
+        if (post != nullptr) {
+          post->fn(post->ctx, pc.n, gi * int64_t(Mg) + int64_t(m), pc.p0, size_t(pc.count));
+        }
       }
     }
   };

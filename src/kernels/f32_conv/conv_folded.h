@@ -55,6 +55,6 @@ size_t conv_folded_scratch_floats(const ConvGeometry& g, const F32GemmKernel& k)
 // of k.mr rows. `scratch` returns conv_folded_scratch_floats for a worker.
 void conv_folded(const ConvGeometry& g, const F32GemmKernel& k, bool bias_first, const float* x,
                  const float* packed_w, const float* bias, float* y, base::ThreadPool* pool,
-                 const ConvScratch& scratch);
+                 const ConvScratch& scratch, const ConvOutputEpilogue* post = nullptr);
 
 }  // namespace onnx_prepack::kernels

@@ -10,6 +10,9 @@
 namespace onnx_prepack::kernels {
 namespace {
 
+// Pixels per epilogue run the drivers aim for (f32_conv.h, ConvOutputEpilogue).
+constexpr int64_t kEpilogueRun = 512;
+
 // Padded rows are stored split by column-stride phase: row r of a plane is
 // `phase` runs of `len` floats, run ph holding padded columns ph, ph + phase, ...
 // so that the input pixels of consecutive output columns are contiguous.
@@ -58,7 +61,7 @@ size_t conv_indirect_buffer_floats(const ConvGeometry& g, size_t nr) {
 
 void conv_indirect(const ConvGeometry& g, const ConvIndirectKernel& uk, const float* x,
                    const float* packed_w, const float* bias, float* y, base::ThreadPool* pool,
-                   const ConvScratch& scratch) {
+                   const ConvScratch& scratch, const ConvOutputEpilogue* post) {
   const Padded p = padded_of(g);
   const int64_t Cg = g.cg(), H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
   const int64_t KH = g.kernel[1], KW = g.kernel[2], P = g.out_pixels();
@@ -120,14 +123,43 @@ void conv_indirect(const ConvGeometry& g, const ConvIndirectKernel& uk, const fl
       const float* wg = packed_w + size_t(gi) * Mg * K;
       const float* bg = bias ? bias + gi * int64_t(Mg) : nullptr;
       float* yg = y + (n * g.m + gi * int64_t(Mg)) * P;
-      run_tasks(pool, size_t(OH * panels), [&](size_t t, size_t) {
-        const int64_t oh = int64_t(t) / panels, ow0 = (int64_t(t) % panels) * int64_t(NR);
+      auto tile = [&](int64_t oh, int64_t ow0, size_t m_begin, size_t m_end) {
         const size_t cols = size_t(std::min<int64_t>(int64_t(NR), OW - ow0));
         const float* base = buf + oh * g.stride[1] * p.width + ow0;
-        for (size_t m0 = 0; m0 < Mg; m0 += MR) {
+        for (size_t m0 = m_begin; m0 < m_end; m0 += MR) {
           const size_t rows = std::min(MR, Mg - m0);
           uk.fn(rows, cols, K, wg + m0 * K, base, offs.data(), bg ? bg + m0 : nullptr,
                 yg + int64_t(m0) * P + oh * OW + ow0, size_t(P));
+        }
+      };
+      if (post == nullptr) {
+        run_tasks(pool, size_t(OH * panels), [&](size_t t, size_t) {
+          tile(int64_t(t) / panels, (int64_t(t) % panels) * int64_t(NR), 0, Mg);
+        });
+        continue;
+      }
+      // With an epilogue, a task covers a band of whole output rows (contiguous
+      // in each output plane) for a chunk of filter blocks, and hands each
+      // channel's band to the epilogue in one run: runs of a panel's 16 or 32
+      // pixels cost more in calls than the chain's arithmetic. Every output is
+      // the same microkernel call as without it, so the same bits.
+      const int64_t band = std::min<int64_t>(OH, (kEpilogueRun + OW - 1) / OW);
+      const size_t bands = size_t((OH + band - 1) / band);
+      const size_t blocks = (Mg + MR - 1) / MR;
+      const size_t want = 4 * (pool != nullptr ? pool->size() : 1);
+      const size_t per_chunk =
+          bands >= want ? blocks
+                        : (blocks + (want + bands - 1) / bands - 1) / ((want + bands - 1) / bands);
+      const size_t chunks = (blocks + per_chunk - 1) / per_chunk;
+      run_tasks(pool, bands * chunks, [&](size_t t, size_t) {
+        const int64_t oh0 = int64_t(t / chunks) * band, oh1 = std::min(OH, oh0 + band);
+        const size_t m_begin = (t % chunks) * per_chunk * MR;
+        const size_t m_end = std::min(Mg, m_begin + per_chunk * MR);
+        for (int64_t oh = oh0; oh < oh1; ++oh) {
+          for (int64_t pi = 0; pi < panels; ++pi) tile(oh, pi * int64_t(NR), m_begin, m_end);
+        }
+        for (size_t m = m_begin; m < m_end; ++m) {
+          post->fn(post->ctx, n, gi * int64_t(Mg) + int64_t(m), oh0 * OW, size_t((oh1 - oh0) * OW));
         }
       });
     }

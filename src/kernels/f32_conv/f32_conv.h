@@ -54,6 +54,17 @@ struct ConvGeometry {
   bool is_pointwise() const;  // 1x1(x1), unit stride, no padding
 };
 
+// A step applied to finished output values while they are in cache (the
+// runtime's fused residual Add / activation chain, docs/runtime.md "Conv
+// epilogue"): fn(ctx, n, m, p0, len) is called exactly once for every run
+// y[(n * M + m) * P + p0, + len) of final values (P the output pixels), by
+// the worker that wrote them, after they are written; runs never overlap and
+// together cover y. Null: none.
+struct ConvOutputEpilogue {
+  void (*fn)(const void* ctx, int64_t n, int64_t m, int64_t p0, size_t len) = nullptr;
+  const void* ctx = nullptr;
+};
+
 // ---- blocked filter ----
 
 // Floats of a blocked filter: group * Mg * K (blocks are tight, no padding).
@@ -81,7 +92,7 @@ struct ConvScratch {
 };
 void conv_blocked(const ConvGeometry& g, const F32GemmKernel& k, const float* x,
                   const float* packed_w, const float* bias, float* y, base::ThreadPool* pool,
-                  const ConvScratch& scratch);
+                  const ConvScratch& scratch, const ConvOutputEpilogue* post = nullptr);
 
 // ---- indirect (unit stride along the row, no unfold) ----
 //
@@ -135,7 +146,7 @@ size_t conv_indirect_buffer_floats(const ConvGeometry& g, size_t nr);
 // before any task runs; tasks use no scratch).
 void conv_indirect(const ConvGeometry& g, const ConvIndirectKernel& k, const float* x,
                    const float* packed_w, const float* bias, float* y, base::ThreadPool* pool,
-                   const ConvScratch& scratch);
+                   const ConvScratch& scratch, const ConvOutputEpilogue* post = nullptr);
 
 // ---- depthwise ----
 
@@ -195,7 +206,7 @@ PoolRowKernels pool_row_select(device::IsaLevel level);
 size_t conv_depthwise_scratch_floats(const ConvGeometry& g);
 // w is [C][kh * kw].
 void conv_depthwise(const ConvGeometry& g, DwRowFn row, const float* x, const float* w,
-                    const float* bias, float* y, base::ThreadPool* pool,
-                    const ConvScratch& scratch);
+                    const float* bias, float* y, base::ThreadPool* pool, const ConvScratch& scratch,
+                    const ConvOutputEpilogue* post = nullptr);
 
 }  // namespace onnx_prepack::kernels

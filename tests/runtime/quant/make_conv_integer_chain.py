@@ -9,8 +9,8 @@ per case a directory CASE/ with
 
 and OUT_DIR/cases.txt, one line per case: "NAME FUSED TAPPED", the nodes the session fuses
 in model.onnx and in tapped.onnx: the ConvInteger's chain as one step, or, where it stays
-apart, Add -> Relu as one pointwise step (pointwise_fusion.h; the Mul's scale is computed at
-run time, so the Mul stays out of it).
+apart, the float steps after the Cast that chain as one pointwise step (pointwise_fusion.h;
+a Relu joins as Clip(0, +inf)).
 
 usage: make_conv_integer_chain.py OUT_DIR [--seed S]
 """
@@ -26,17 +26,17 @@ from onnx import TensorProto, helper, numpy_helper
 # (model.onnx, tapped.onnx)
 CASES = [
     ("u8_scalar_bias_relu", np.uint8, [1, 6, 9, 10], 12, [3, 3], {"pads": [1, 1, 1, 1]},
-     "scalar", None, [12, 1, 1], False, True, (5, 2)),
+     "scalar", None, [12, 1, 1], False, True, (5, 3)),
     ("u8_chan_scale_bias_first", np.uint8, [2, 5, 7, 8], 9, [3, 3], {"pads": [0, 1, 1, 0]}, "",
      [1, 9, 1, 1], [9, 1, 1], True, False, (4, 0)),
     ("s8_groups_chan_zp", np.int8, [1, 8, 9, 9], 12, [3, 3], {"group": 2, "pads": [1, 1, 1, 1]},
-     "chan", None, [1, 12, 1, 1], False, True, (5, 2)),
+     "chan", None, [1, 12, 1, 1], False, True, (5, 3)),
     ("s8_1d_scale_only", np.int8, [2, 7, 33], 20, [5], {"pads": [2, 2], "strides": [2]},
      "scalar", [20, 1], None, False, False, (3, 0)),
-    ("u8_relu_no_bias", np.uint8, [1, 16, 12, 12], 33, [1, 1], {}, "", None, None, False, True, (4, 0)),
+    ("u8_relu_no_bias", np.uint8, [1, 16, 12, 12], 33, [1, 1], {}, "", None, None, False, True, (4, 2)),
     # The plane path (one input channel per group) takes no epilogue: the chain stays apart.
     ("u8_depthwise", np.uint8, [1, 8, 9, 9], 8, [3, 3], {"group": 8, "pads": [1, 1, 1, 1]},
-     "scalar", None, [8, 1, 1], False, True, (2, 2)),
+     "scalar", None, [8, 1, 1], False, True, (3, 3)),
     # A bias [8] broadcast along the width, not the channels: only Cast and Mul join.
     ("u8_bias_on_width", np.uint8, [1, 4, 8, 8], 8, [1, 1], {}, "scalar", None, [8], False,
      False, (3, 0)),

@@ -16,6 +16,7 @@
 #include "kernels/f32_conv/f32_conv.h"
 #include "runtime/ops/conv/conv_ops.h"
 #include "runtime/ops/conv/spatial.h"
+#include "runtime/pointwise_fusion.h"
 #include "runtime/weights.h"
 
 namespace onnx_prepack::runtime {
@@ -55,16 +56,40 @@ class ConvKernel final : public Kernel {
     }
   }
 
+  // This Conv writing into io.out[e.raw] and running e.chain on each finished
+  // run of its output (session_fusion.cc, fuse_conv_epilogue).
+  std::unique_ptr<Kernel> with_output_epilogue(const OutputEpilogue& e) const override {
+    auto k = std::make_unique<ConvKernel>(*this);
+    k->epilogue_ = std::make_shared<const FusedProgram>(e.chain);
+    k->raw_ = e.raw;
+    return k;
+  }
+
   void run(const KernelIO& io) const override {
     const float* x = static_cast<const float*>(io.in[0]);
     const float* bias = has_bias_ ? static_cast<const float*>(io.in[2]) : nullptr;
-    float* y = static_cast<float*>(io.out[0]);
+    float* y = static_cast<float*>(io.out[size_t(raw_)]);
     if (g_.n == 0 || g_.m == 0 || g_.out_pixels() == 0) return;
+    // The epilogue's view of a run of final outputs: row n * M + m of the chain.
+    struct Post {
+      const FusedProgram* program;
+      const KernelIO* io;
+      int64_t m, p;
+    } post_ctx{epilogue_.get(), &io, g_.m, g_.out_pixels()};
+    kernels::ConvOutputEpilogue post_fn;
+    post_fn.ctx = &post_ctx;
+    post_fn.fn = [](const void* ctx, int64_t n, int64_t m, int64_t p0, size_t len) {
+      const Post& c = *static_cast<const Post*>(ctx);
+      const int64_t row = n * c.m + m;
+      c.program->run_span(*c.io, row, row * c.p + p0, int64_t(len));
+    };
+    const kernels::ConvOutputEpilogue* post = epilogue_ != nullptr ? &post_fn : nullptr;
     if (g_.k() == 0) {  // no input channels: the bias alone
       for (int64_t n = 0; n < g_.n; ++n) {
         for (int64_t m = 0; m < g_.m; ++m) {
           float* ym = y + (n * g_.m + m) * g_.out_pixels();
           for (int64_t p = 0; p < g_.out_pixels(); ++p) ym[p] = bias ? bias[m] : 0.0f;
+          if (post != nullptr) post->fn(post->ctx, n, m, 0, size_t(g_.out_pixels()));
         }
       }
       return;
@@ -83,13 +108,13 @@ class ConvKernel final : public Kernel {
     }
     const kernels::ConvScratch s = conv_scratch(io.workspace);
     if (dw_) {
-      kernels::conv_depthwise(g_, row_, x, packed, bias, y, io.pool, s);
+      kernels::conv_depthwise(g_, row_, x, packed, bias, y, io.pool, s, post);
     } else if (folded_) {
-      kernels::conv_folded(g_, *uk_, indirect_ != nullptr, x, packed, bias, y, io.pool, s);
+      kernels::conv_folded(g_, *uk_, indirect_ != nullptr, x, packed, bias, y, io.pool, s, post);
     } else if (indirect_ != nullptr) {
-      kernels::conv_indirect(g_, *indirect_, x, packed, bias, y, io.pool, s);
+      kernels::conv_indirect(g_, *indirect_, x, packed, bias, y, io.pool, s, post);
     } else {
-      kernels::conv_blocked(g_, *uk_, x, packed, bias, y, io.pool, s);
+      kernels::conv_blocked(g_, *uk_, x, packed, bias, y, io.pool, s, post);
     }
   }
 
@@ -111,6 +136,10 @@ class ConvKernel final : public Kernel {
   kernels::DwRowFn row_ = nullptr;
   const kernels::F32GemmKernel* uk_ = nullptr;
   const kernels::ConvIndirectKernel* indirect_ = nullptr;
+  // The fused elementwise chain run on the output while it is in cache, and
+  // the io.out slot the convolution writes into (OutputEpilogue).
+  std::shared_ptr<const FusedProgram> epilogue_;
+  int raw_ = 0;
 };
 
 }  // namespace

@@ -263,6 +263,21 @@ Result<std::unique_ptr<Kernel>> make_unary(BuildContext& ctx, bool ints_ok) {
                      [&](int64_t b, int64_t e) { fn(x + b, o + b, size_t(e - b)); });
     }));
   }
+  if (op == UnOp::kRelu && dt == kFloat) {
+    // Clip(0, +inf) of vec_act.h: maxps(0, x) is `0 > x ? 0 : x` and minps(inf, v)
+    // keeps v, so every ISA gives the scalar `x < 0 ? 0 : x` (NaN and -0 kept);
+    // declared pointwise, so a Relu joins fused chains and Conv epilogues.
+    const kernels::vec::ActFn fn = kernels::vec::host_act_kernel();
+    return std::unique_ptr<Kernel>(new FnKernel(
+        [n, fn](const KernelIO& io) {
+          const float* x = static_cast<const float*>(io.in[0]);
+          float* o = static_cast<float*>(io.out[0]);
+          parallel_range(io.pool, n, kMinChunk / 4, [&](int64_t b, int64_t e) {
+            fn(kernels::vec::kActClip, x + b, o + b, size_t(e - b), 0.0f, INFINITY);
+          });
+        },
+        PointwiseDesc{PointwiseDesc::kActivation, kernels::vec::kActClip, 0.0f, INFINITY}));
+  }
   if (op == UnOp::kSigmoid && dt == kFloat) {  // vectorised too (vec_act.h)
     const kernels::vec::ActFn fn = kernels::vec::host_act_kernel();
     return std::unique_ptr<Kernel>(new FnKernel(
