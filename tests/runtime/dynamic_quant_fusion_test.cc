@@ -105,10 +105,11 @@ TEST(DynamicQuantFusion, FusedEqualsUnfusedBitwiseAndOrt) {
       EXPECT_EQ(fused->fused, fused_nodes) << name;
       EXPECT_EQ(fused->kernels + fused_nodes - 1, apart->kernels) << name;
       EXPECT_TRUE(same_bits(fused->outputs[0], want)) << name << " threads " << pool->size();
-      // The Cast's output read as a graph output: no fusion, same y.
+      // The Cast's output read as a graph output: the integer chain is not fused (more
+      // kernels than the fused plan; elementwise nodes after the Cast may still be), same y.
       auto tapped = run_model(d + "tapped.onnx", *x, pool, true);
       ASSERT_TRUE(tapped.has_value()) << name;
-      EXPECT_EQ(tapped->kernels, apart->kernels) << name;
+      EXPECT_GT(tapped->kernels, fused->kernels) << name;
       EXPECT_TRUE(same_bits(tapped->outputs[0], want)) << name << " tapped";
     }
     if (ort) {
