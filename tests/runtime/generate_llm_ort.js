@@ -3,12 +3,15 @@
 // (tests/runtime/generate_llm_test.py). usage: node generate_llm_ort.js JOBS.json
 //
 // A decoder job {"kind": "decoder", "model", "form": "genai"|"optimum", "layers",
-// "kv_heads", "head_size", "prompts": [[ids]...], "steps", "out"} runs the prompts (right
-// padded with id 0) and then `steps` greedy decode steps, feeding present.N.* back as
-// past_key_values.N.*, and writes {"tokens": [B][steps + 1], "logits": [B][steps + 1][V]} (the
-// logits of each sequence's last real position). The attention masks follow each layout:
-// genai (GroupQueryAttention) reads only each row's sum, so a row is 1s then 0s; optimum
-// (Concat cache) masks by position: the prompt's 1s, its padding's 0s, then a 1 per step.
+// "kv_heads", "head_size", "prompts": [[ids]...], "steps", "out", optional "padding":
+// "right"|"left"} runs the prompts (padded with id 0, on the right by default) and then `steps`
+// greedy decode steps, feeding present.N.* back as past_key_values.N.*, and writes
+// {"tokens": [B][steps + 1], "logits": [B][steps + 1][V]} (the logits of each sequence's last
+// real position). The attention masks follow each layout: genai (GroupQueryAttention) reads
+// only each row's sum, so a row is 1s then 0s; optimum (Concat cache) masks by position: the
+// prompt's 1s, its padding's 0s, then a 1 per step. Left padding (optimum only, as Hugging
+// Face batches): the padding's 0s first; position_ids count the real tokens from 0, padding at 1.
+// tests/runtime/decoder_vs_ort.py builds the same feeds for onnx-prepack (keep them in step).
 // An encoder job {"kind": "encoder", "model", "feeds": {name: [[int]]}, "out"} writes
 // {"last_hidden_state": flat floats, "dims"}. A failure writes {"error": message}.
 'use strict';
@@ -36,6 +39,8 @@ async function decoder(job, session) {
   const B = job.prompts.length;
   const lens = job.prompts.map(p => p.length);
   const P = Math.max(...lens);
+  const left = job.padding === 'left';
+  if (left && job.form !== 'optimum') throw new Error('left padding needs the optimum form');
   const feeds = {};
   for (let l = 0; l < job.layers; ++l) {
     for (const kv of ['key', 'value']) {
@@ -48,7 +53,12 @@ async function decoder(job, session) {
   for (let step = 0; step <= job.steps; ++step) {
     const T = P + step;
     let ids, mask, pos, S;
-    if (step === 0) {
+    if (step === 0 && left) {
+      S = P;
+      ids = job.prompts.map(p => new Array(P - p.length).fill(0).concat(p));
+      mask = lens.map(n => Array.from({length: P}, (_, j) => (j >= P - n ? 1 : 0)));
+      pos = lens.map(n => Array.from({length: P}, (_, j) => (j >= P - n ? j - (P - n) : 1)));
+    } else if (step === 0) {
       S = P;
       ids = job.prompts.map(p => p.concat(new Array(P - p.length).fill(0)));
       mask = lens.map(n => Array.from({length: P}, (_, j) => (j < n ? 1 : 0)));
@@ -56,7 +66,9 @@ async function decoder(job, session) {
     } else {
       S = 1;
       ids = tokens.map(t => [t[t.length - 1]]);
-      if (job.form === 'genai') {
+      if (left) {
+        mask = lens.map(n => Array.from({length: T}, (_, j) => (j >= P - n ? 1 : 0)));
+      } else if (job.form === 'genai') {
         mask = lens.map(n => Array.from({length: T}, (_, j) => (j < n + step ? 1 : 0)));
       } else {
         mask = lens.map(n => Array.from({length: T}, (_, j) => (j < n || j >= P ? 1 : 0)));
@@ -70,7 +82,7 @@ async function decoder(job, session) {
     const lg = out.logits;
     const V = lg.dims[2];
     for (let b = 0; b < B; ++b) {
-      const row = step === 0 ? lens[b] - 1 : 0;
+      const row = step > 0 ? 0 : left ? P - 1 : lens[b] - 1;
       const off = (b * S + row) * V;
       logits[b].push(Array.from(lg.data.subarray(off, off + V)));
       tokens[b].push(argmax(lg.data, off, V));
