@@ -15,17 +15,17 @@ usage: attention_vs_ort.py ONNX_PREPACK SOURCE_DIR [--filter SUBSTRING] [--keep 
 Exits 1 when a case disagrees or fails in one runtime only.
 """
 import argparse
-import concurrent.futures
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vs_ort  # noqa: E402
 
 RNG = np.random.default_rng(20)
 F, I32, I64 = TensorProto.FLOAT, TensorProto.INT32, TensorProto.INT64
@@ -457,35 +457,11 @@ def main():
     work = a.keep or tempfile.mkdtemp(prefix="attention_vs_ort.")
     cases = [c for c in list(rotary_cases()) + list(gqa_cases()) + list(attention23_cases()) +
              list(mha_cases()) + list(bert_attention_cases()) if a.filter in c.name]
-    manifest = []
-    for c in cases:
-        d = os.path.join(work, c.name)
-        os.makedirs(d, exist_ok=True)
-        save(c, os.path.join(d, "model.onnx"))
-        ins = {}
-        for n, arr in c.feeds.items():
-            ins[n] = os.path.join(d, n + ".npy")
-            np.save(ins[n], arr)
-        manifest.append({"model": os.path.join(d, "model.onnx"),
-                         "out_dir": os.path.join(d, "ort"), "inputs": ins})
-    with open(os.path.join(work, "manifest.json"), "w") as f:
-        json.dump(manifest, f)
+    manifest = vs_ort.write_cases(work, cases, save)
     # ORT warns that the presents' shapes differ from its inferred ones: kept out of the log.
     ort_log = open(os.path.join(work, "ort.log"), "w")
-    ort = subprocess.Popen(["node", os.path.join(a.source_dir, "tests/runtime/ort_batch.js"),
-                            os.path.join(work, "manifest.json")], stderr=ort_log)
-
-    def ours(c):
-        d = os.path.join(work, c.name)
-        args = [a.cli, "run", os.path.join(d, "model.onnx"), "--threads", "2",
-                "--output-dir", os.path.join(d, "ours")]
-        for n in c.feeds:
-            args += ["--input", f"{n}={os.path.join(d, n + '.npy')}"]
-        p = subprocess.run(args, capture_output=True, text=True, timeout=60)
-        return p.returncode, p.stderr.strip()
-
-    with concurrent.futures.ThreadPoolExecutor(2) as ex:
-        ran = list(ex.map(ours, cases))
+    ort = vs_ort.start_ort(a.source_dir, manifest, stderr=ort_log)
+    ran = vs_ort.run_ours(a.cli, work, cases, threads=2)
     if ort.wait() != 0:
         ort_log.close()
         print(open(os.path.join(work, "ort.log")).read()[-3000:], file=sys.stderr)

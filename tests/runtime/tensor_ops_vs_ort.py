@@ -16,17 +16,17 @@ usage: tensor_ops_vs_ort.py ONNX_PREPACK SOURCE_DIR [--filter SUBSTRING] [--keep
 Exits 1 when a case disagrees or fails in one runtime only.
 """
 import argparse
-import concurrent.futures
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vs_ort  # noqa: E402
 
 RNG = np.random.default_rng(12)
 
@@ -480,34 +480,9 @@ def main():
              list(grid_sample_cases()) + list(selection_cases()) + list(signal_cases()) + list(loss_cases()) + list(misc_cases()) +
              list(empty_cases())
              if a.filter in c.name]
-    manifest = []
-    for c in cases:
-        d = os.path.join(work, c.name)
-        os.makedirs(d, exist_ok=True)
-        save(c, os.path.join(d, "model.onnx"))
-        ins = {}
-        for n, arr in c.feeds.items():
-            ins[n] = os.path.join(d, n + ".npy")
-            np.save(ins[n], arr)
-        manifest.append({"model": os.path.join(d, "model.onnx"),
-                         "out_dir": os.path.join(d, "ort"), "inputs": ins})
-    with open(os.path.join(work, "manifest.json"), "w") as f:
-        json.dump(manifest, f)
-    env = dict(os.environ)
-    ort = subprocess.Popen(["node", os.path.join(a.source_dir, "tests/runtime/ort_batch.js"),
-                            os.path.join(work, "manifest.json")], env=env)
-
-    def ours(c):
-        d = os.path.join(work, c.name)
-        args = [a.cli, "run", os.path.join(d, "model.onnx"), "--threads", "1",
-                "--output-dir", os.path.join(d, "ours")]
-        for n in c.feeds:
-            args += ["--input", f"{n}={os.path.join(d, n + '.npy')}"]
-        p = subprocess.run(args, capture_output=True, text=True, timeout=60)
-        return p.returncode, p.stderr.strip()
-
-    with concurrent.futures.ThreadPoolExecutor(2) as ex:
-        ran = list(ex.map(ours, cases))
+    manifest = vs_ort.write_cases(work, cases, save)
+    ort = vs_ort.start_ort(a.source_dir, manifest)
+    ran = vs_ort.run_ours(a.cli, work, cases, threads=1)
     if ort.wait() != 0:
         print("tensor_ops_vs_ort: ONNX Runtime batch failed", file=sys.stderr)
         return 1
