@@ -107,39 +107,64 @@ onnx::FunctionProto i8_gemm_b_decoder(const I8GemmBFormat& f) {
 // shape INT64 [rank] -> W of the source type: codes[p][g][j][r] is W[16p + j]
 // flattened at 4g + r, so [p, j, g, r] is W [M, K] with its padding, sliced to
 // [M, K] and reshaped to W's dims. The column sums are not read.
+// Grouped (f.grouped): the leaves groups_panels_codes [groups, panels, k_groups, 16, 4] and
+// groups_panels_column_sums; group g's codes are the rows g * M/groups + 16p + j, so
+// [g, p, j, kg, r] is [groups, M/groups, K] padded, sliced to [groups, M/groups, K] and
+// reshaped to W's dims ([groups, M/groups] is W's [M] row-major).
 onnx::FunctionProto i8_conv_w_decoder(const I8GemmBFormat& f) {
   using fn::node;
   const bool is_signed = f.source_type == onnx::TensorProto::INT8;
+  const bool g = f.grouped;
+  const std::string codes = g ? "groups_panels_codes" : "panels_codes";
+  const std::string sums = g ? "groups_panels_column_sums" : "panels_column_sums";
   onnx::FunctionProto d;
   d.set_name("decode_" + std::string(f.name));
   d.set_domain("onnx_prepack.decoders");
   auto* op = d.add_opset_import();
   op->set_domain("");
   op->set_version(13);
-  d.add_input("panels_codes");
-  d.add_input("panels_column_sums");
+  d.add_input(codes);
+  d.add_input(sums);
   d.add_input("shape");
-  fn::ints_attr(node(d, "Transpose", {"panels_codes"}, "n_major"), "perm", {0, 2, 1, 3});
-  node(d, "Shape", {"panels_codes"}, "codes_shape");
+  fn::ints_attr(node(d, "Transpose", {codes}, "n_major"), "perm",
+                g ? std::vector<int64_t>{0, 1, 3, 2, 4} : std::vector<int64_t>{0, 2, 1, 3});
+  node(d, "Shape", {codes}, "codes_shape");
   fn::constant_ints(d, "zero", {0});
   fn::constant_ints(d, "one", {1});
   fn::constant_ints(d, "two", {2});
   fn::constant_ints(d, "max", {int64_t(1) << 62});
-  node(d, "Slice", {"codes_shape", "zero", "one"}, "panels");
-  node(d, "Slice", {"codes_shape", "one", "two"}, "k_groups");
+  if (g) {
+    fn::constant_ints(d, "three", {3});
+    node(d, "Slice", {"codes_shape", "zero", "one"}, "groups");
+    node(d, "Slice", {"codes_shape", "one", "two"}, "panels");
+    node(d, "Slice", {"codes_shape", "two", "three"}, "k_groups");
+  } else {
+    node(d, "Slice", {"codes_shape", "zero", "one"}, "panels");
+    node(d, "Slice", {"codes_shape", "one", "two"}, "k_groups");
+  }
   fn::constant_ints(d, "sixteen", {16});
   fn::constant_ints(d, "four", {4});
   node(d, "Mul", {"panels", "sixteen"}, "rows");
   node(d, "Mul", {"k_groups", "four"}, "cols");
-  fn::int_attr(node(d, "Concat", {"rows", "cols"}, "padded_shape"), "axis", 0);
+  fn::int_attr(node(d, "Concat",
+                    g ? std::vector<std::string>{"groups", "rows", "cols"}
+                      : std::vector<std::string>{"rows", "cols"},
+                    "padded_shape"),
+               "axis", 0);
   node(d, "Reshape", {"n_major", "padded_shape"}, "padded");
-  // M = shape[0], K = prod(shape[1..]).
+  // M (per group: shape[0] / groups) and K = prod(shape[1..]).
   node(d, "Slice", {"shape", "zero", "one"}, "m");
   node(d, "Slice", {"shape", "one", "max"}, "rest");
   auto* prod = node(d, "ReduceProd", {"rest"}, "k");
   fn::int_attr(prod, "keepdims", 1);
-  fn::int_attr(node(d, "Concat", {"m", "k"}, "ends"), "axis", 0);
-  fn::constant_ints(d, "starts", {0, 0});
+  if (g) {
+    node(d, "Div", {"m", "groups"}, "mg");
+    fn::int_attr(node(d, "Concat", {"groups", "mg", "k"}, "ends"), "axis", 0);
+    fn::constant_ints(d, "starts", {0, 0, 0});
+  } else {
+    fn::int_attr(node(d, "Concat", {"m", "k"}, "ends"), "axis", 0);
+    fn::constant_ints(d, "starts", {0, 0});
+  }
   const std::string w = is_signed ? "w" : "stored";
   node(d, "Slice", {"padded", "starts", "ends"}, "rows_k");
   node(d, "Reshape", {"rows_k", "shape"}, w);
@@ -150,65 +175,8 @@ onnx::FunctionProto i8_conv_w_decoder(const I8GemmBFormat& f) {
     fn::int_attr(node(d, "Cast", {"unshifted"}, "w"), "to", onnx::TensorProto::UINT8);
   }
   d.add_output("w");
-  fn::typed(d, "panels_codes", onnx::TensorProto::INT8);
-  fn::typed(d, "panels_column_sums", onnx::TensorProto::INT32);
-  fn::typed(d, "shape", onnx::TensorProto::INT64);
-  fn::typed(d, "w", f.source_type);
-  return d;
-}
-
-// Leaves groups_panels_codes INT8 [groups, panels, k_groups, 16, 4], their column sums and shape
-// INT64 [rank] -> W: per group g, codes[g][p][kg][j][r] is W's row g * M/groups + 16p + j at
-// flattened index 4kg + r, so [g, p, j, kg, r] is [groups, M/groups, K] padded, sliced to
-// [groups, M/groups, K] and reshaped to W's dims ([groups, M/groups] is W's [M] row-major).
-onnx::FunctionProto i8_conv_w_grouped_decoder(const I8GemmBFormat& f) {
-  using fn::node;
-  const bool is_signed = f.source_type == onnx::TensorProto::INT8;
-  onnx::FunctionProto d;
-  d.set_name("decode_" + std::string(f.name));
-  d.set_domain("onnx_prepack.decoders");
-  auto* op = d.add_opset_import();
-  op->set_domain("");
-  op->set_version(13);
-  d.add_input("groups_panels_codes");
-  d.add_input("groups_panels_column_sums");
-  d.add_input("shape");
-  fn::ints_attr(node(d, "Transpose", {"groups_panels_codes"}, "n_major"), "perm", {0, 1, 3, 2, 4});
-  node(d, "Shape", {"groups_panels_codes"}, "codes_shape");
-  fn::constant_ints(d, "zero", {0});
-  fn::constant_ints(d, "one", {1});
-  fn::constant_ints(d, "two", {2});
-  fn::constant_ints(d, "three", {3});
-  fn::constant_ints(d, "max", {int64_t(1) << 62});
-  node(d, "Slice", {"codes_shape", "zero", "one"}, "groups");
-  node(d, "Slice", {"codes_shape", "one", "two"}, "panels");
-  node(d, "Slice", {"codes_shape", "two", "three"}, "k_groups");
-  fn::constant_ints(d, "sixteen", {16});
-  fn::constant_ints(d, "four", {4});
-  node(d, "Mul", {"panels", "sixteen"}, "rows");
-  node(d, "Mul", {"k_groups", "four"}, "cols");
-  fn::int_attr(node(d, "Concat", {"groups", "rows", "cols"}, "padded_shape"), "axis", 0);
-  node(d, "Reshape", {"n_major", "padded_shape"}, "padded");
-  // M / groups = shape[0] / groups, K = prod(shape[1..]).
-  node(d, "Slice", {"shape", "zero", "one"}, "m");
-  node(d, "Div", {"m", "groups"}, "mg");
-  node(d, "Slice", {"shape", "one", "max"}, "rest");
-  auto* prod = node(d, "ReduceProd", {"rest"}, "k");
-  fn::int_attr(prod, "keepdims", 1);
-  fn::int_attr(node(d, "Concat", {"groups", "mg", "k"}, "ends"), "axis", 0);
-  fn::constant_ints(d, "starts", {0, 0, 0});
-  const std::string w = is_signed ? "w" : "stored";
-  node(d, "Slice", {"padded", "starts", "ends"}, "rows_k");
-  node(d, "Reshape", {"rows_k", "shape"}, w);
-  if (!is_signed) {  // stored w - 128
-    fn::int_attr(node(d, "Cast", {"stored"}, "wide"), "to", onnx::TensorProto::INT64);
-    fn::constant_ints(d, "shift", {128});
-    node(d, "Add", {"wide", "shift"}, "unshifted");
-    fn::int_attr(node(d, "Cast", {"unshifted"}, "w"), "to", onnx::TensorProto::UINT8);
-  }
-  d.add_output("w");
-  fn::typed(d, "groups_panels_codes", onnx::TensorProto::INT8);
-  fn::typed(d, "groups_panels_column_sums", onnx::TensorProto::INT32);
+  fn::typed(d, codes, onnx::TensorProto::INT8);
+  fn::typed(d, sums, onnx::TensorProto::INT32);
   fn::typed(d, "shape", onnx::TensorProto::INT64);
   fn::typed(d, "w", f.source_type);
   return d;
@@ -454,7 +422,7 @@ onnx::StructTypeProto i8_conv_w_struct_type(const I8GemmBFormat& f) {
   shape->set_name("shape");
   *shape->mutable_type() = array_of(leaf(onnx::TensorProto::INT64), first + 2);
   shape->set_doc_string(f.grouped ? "W's dims [M, C/group, k...]" : "W's dims [M, C, k...]");
-  *t.mutable_decoder() = f.grouped ? i8_conv_w_grouped_decoder(f) : i8_conv_w_decoder(f);
+  *t.mutable_decoder() = i8_conv_w_decoder(f);
   return t;
 }
 
