@@ -5,23 +5,17 @@ set(OP_FLAGS_AVX512 "-mavx512f -mavx512bw -mavx512dq -mavx512vl -mfma -mf16c -ma
 set(OP_FLAGS_AVX512VNNI "${OP_FLAGS_AVX512} -mavx512vnni")
 set(OP_FLAGS_AVXVNNI "${OP_FLAGS_AVX2} -mavxvnni")
 
-# A precompiled header (ONNX_PREPACK_PCH) is built without these flags: clang refuses a
-# PCH of other target features, so per-ISA sources parse their headers themselves.
 function(op_apply_isa_flags)
   foreach(src IN LISTS ARGN)
     get_filename_component(stem "${src}" NAME_WE)
     if(stem MATCHES "_avx512vnni$")
-      set_source_files_properties("${src}" PROPERTIES COMPILE_FLAGS "${OP_FLAGS_AVX512VNNI}"
-                                                 SKIP_PRECOMPILE_HEADERS ON)
+      set_source_files_properties("${src}" PROPERTIES COMPILE_FLAGS "${OP_FLAGS_AVX512VNNI}")
     elseif(stem MATCHES "_avxvnni$")
-      set_source_files_properties("${src}" PROPERTIES COMPILE_FLAGS "${OP_FLAGS_AVXVNNI}"
-                                                 SKIP_PRECOMPILE_HEADERS ON)
+      set_source_files_properties("${src}" PROPERTIES COMPILE_FLAGS "${OP_FLAGS_AVXVNNI}")
     elseif(stem MATCHES "_avx512$")
-      set_source_files_properties("${src}" PROPERTIES COMPILE_FLAGS "${OP_FLAGS_AVX512}"
-                                                 SKIP_PRECOMPILE_HEADERS ON)
+      set_source_files_properties("${src}" PROPERTIES COMPILE_FLAGS "${OP_FLAGS_AVX512}")
     elseif(stem MATCHES "_avx2$")
-      set_source_files_properties("${src}" PROPERTIES COMPILE_FLAGS "${OP_FLAGS_AVX2}"
-                                                 SKIP_PRECOMPILE_HEADERS ON)
+      set_source_files_properties("${src}" PROPERTIES COMPILE_FLAGS "${OP_FLAGS_AVX2}")
     endif()
   endforeach()
 endfunction()

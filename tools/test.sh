@@ -8,9 +8,7 @@ bash tools/setup.sh
 jobs=$(nproc)
 
 echo "== release build"
-# ONNX_PREPACK_PCH: common headers parsed once per target, not per source (a cold build's
-# largest cost after the code itself).
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DONNX_PREPACK_PCH=ON >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
 
@@ -42,7 +40,7 @@ echo "== sanitizer build (clang, ASan + UBSan + libFuzzer coverage): unit tests,
 # unit tests; with it, the fuzzing below runs each target on its corpus first.
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=None \
   -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" -DCMAKE_C_FLAGS="-O1 -gline-tables-only" \
-  -DONNX_PREPACK_SANITIZE=ON -DONNX_PREPACK_FUZZ=ON -DONNX_PREPACK_PCH=ON \
+  -DONNX_PREPACK_SANITIZE=ON -DONNX_PREPACK_FUZZ=ON \
   -DONNX_PREPACK_BENCH=OFF -DONNX_PREPACK_PYTHON_MODULE=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
