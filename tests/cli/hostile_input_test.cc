@@ -9,6 +9,16 @@
 
 #include "testing/test_models.h"
 
+// AddressSanitizer under either compiler: GCC defines __SANITIZE_ADDRESS__, clang answers
+// __has_feature(address_sanitizer).
+#if defined(__SANITIZE_ADDRESS__)
+#define OP_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OP_ASAN 1
+#endif
+#endif
+
 namespace onnx_prepack {
 namespace {
 
@@ -109,7 +119,7 @@ TEST(HostileInput, ResizeTablesStayWithinTheBudget) {
   EXPECT_NE(out.find("memory budget"), std::string::npos) << out;
   const size_t at = out.find("rss ");
   ASSERT_NE(at, std::string::npos) << out;
-#if !defined(__SANITIZE_ADDRESS__)  // ASan's shadow memory and quarantine inflate RSS
+#if !defined(OP_ASAN)  // ASan's shadow memory and quarantine inflate RSS
   EXPECT_LT(std::stoll(out.substr(at + 4)), (256 + 64) * 1024) << out;  // KiB
 #endif
 }
@@ -200,7 +210,7 @@ TEST(HostileInput, MillionsOfEmptyCompiledTensorsAreCountedBeforeParsing) {
   std::string out;
   // 8 MB on disk must not become gigabytes: a 1 GiB address-space cap.
   // (Sanitizer builds reserve terabytes of shadow address space: no cap there.)
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(OP_ASAN)
   const std::string cap;
 #else
   const std::string cap = "ulimit -v 1048576; ";
@@ -327,7 +337,7 @@ TEST(HostileInput, TfIdfWeightTableIsCheckedAgainstTheBudget) {
   EXPECT_NE(out.find("240000"), std::string::npos) << out;  // the bytes asked for
   const size_t at = out.find("rss ");
   ASSERT_NE(at, std::string::npos) << out;
-#if !defined(__SANITIZE_ADDRESS__)  // ASan's shadow memory and quarantine inflate RSS
+#if !defined(OP_ASAN)  // ASan's shadow memory and quarantine inflate RSS
   EXPECT_LT(std::stoll(out.substr(at + 4)), (256 + 64) * 1024) << out;  // KiB
 #endif
 }
@@ -342,7 +352,7 @@ namespace {
 // whose 1 GiB double table is within a 4 GiB budget but not within a 768 MiB
 // address-space cap. The CLI's catch-all names the node being planned.
 TEST(HostileInput, OutOfMemoryNamesTheNodeBeingPlanned) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(OP_ASAN)
   GTEST_SKIP() << "sanitizer builds reserve terabytes of address space: no cap there";
 #endif
   testing::TempDir dir;
@@ -442,7 +452,7 @@ TEST(HostileInput, ConvScratchIsReservedWithTheArena) {
   EXPECT_NE(out.find("memory budget of 268435456 bytes"), std::string::npos) << out;
   const size_t at = out.find("rss ");
   ASSERT_NE(at, std::string::npos) << out;
-#if !defined(__SANITIZE_ADDRESS__)  // ASan's shadow memory and quarantine inflate RSS
+#if !defined(OP_ASAN)  // ASan's shadow memory and quarantine inflate RSS
   EXPECT_LT(std::stoll(out.substr(at + 4)), (256 + 64) * 1024) << out;  // KiB
 #endif
   // Within a larger budget the same model runs.

@@ -52,6 +52,19 @@ int64_t base_offset(const ReducePlan& p, int64_t o) {
   return off;
 }
 
+// LogSumExp's double result in the accumulator's type: an integer one saturates to its range
+// (an empty reduction's -inf to the lowest value; NaN, which no integer holds, to 0), as ONNX
+// leaves out-of-range integers undefined and converting them would be undefined behaviour.
+template <class Acc>
+Acc logsumexp_result(double v) {
+  if constexpr (std::is_integral_v<Acc>) {
+    if (std::isnan(v)) return Acc(0);
+    if (v <= double(std::numeric_limits<Acc>::lowest())) return std::numeric_limits<Acc>::lowest();
+    if (v >= double(std::numeric_limits<Acc>::max())) return std::numeric_limits<Acc>::max();
+  }
+  return Acc(v);
+}
+
 template <Red r, typename T>
 std::unique_ptr<Kernel> reduce_kernel(const ReducePlan& plan) {
   // A mean of narrow integers sums in 64 bits, so a sum past T's range still
@@ -97,11 +110,11 @@ std::unique_ptr<Kernel> reduce_kernel(const ReducePlan& plan) {
             mx = std::isnan(v) || std::isnan(mx) ? std::isnan(mx) ? mx : v : std::max(mx, v);
           });
           if (std::isinf(mx) || std::isnan(mx)) {
-            acc = Acc(mx);  // +inf, NaN, or -inf for all -inf or nothing
+            acc = logsumexp_result<Acc>(mx);  // +inf, NaN, or -inf for all -inf or nothing
           } else {
             double s = 0;
             for_each_reduced(plan, base, [&](int64_t i) { s += std::exp(double(x[i]) - mx); });
-            acc = Acc(mx + std::log(s));
+            acc = logsumexp_result<Acc>(mx + std::log(s));
           }
         } else {
           acc = Acc(0);
