@@ -13,10 +13,13 @@
 
 #include "runtime/ops/attention/attention_ops.h"
 #include "runtime/session.h"
-#include "testing/plan_status.h"
+#include "testing/one_node_run.h"
 
 namespace onnx_prepack::runtime {
 namespace {
+
+using testing::expect_error;
+using testing::Fed;
 
 // A one-node model; inputs are graph inputs, named "" to skip an optional one.
 struct OneNode {
@@ -64,31 +67,10 @@ struct OneNode {
   }
 };
 
-struct Fed {
-  int32_t dtype;
-  Shape shape;
-  const void* data;
-};
-
 // Plans with every fed value pinned (total_sequence_length must be known), then runs.
 Result<std::vector<HostTensor>> plan_and_run(const OneNode& model,
                                              const std::map<std::string, Fed>& feeds) {
-  auto fm = std::shared_ptr<const format::Model>(format::Model::from_proto(model.m, "."));
-  OP_ASSIGN_OR_RETURN(auto s, Session::create(fm, {}));
-  std::map<std::string, Tensor> run_feeds;
-  for (const auto& [name, f] : feeds)
-    run_feeds[name] = Tensor{f.dtype, f.shape, const_cast<void*>(f.data)};
-  std::map<std::string, Session::Feed> plan_feeds;
-  for (const auto& [name, t] : run_feeds)
-    plan_feeds[name] = Session::Feed{t.dtype, t.shape, &run_feeds[name]};
-  OP_RETURN_IF_ERROR(testing::plan_status(s->plan(plan_feeds)));
-  return s->run(run_feeds);
-}
-
-void expect_error(const Result<std::vector<HostTensor>>& r, const std::vector<std::string>& parts) {
-  ASSERT_FALSE(r.ok()) << "expected an error with '" << parts.front() << "'";
-  const std::string& msg = r.status().message();
-  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << msg;
+  return testing::plan_and_run_model(model.m, feeds, /*pin_values=*/true);
 }
 
 std::vector<float> iota(size_t n, float scale = 0.01f) {

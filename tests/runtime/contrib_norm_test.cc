@@ -12,10 +12,14 @@
 #include <vector>
 
 #include "runtime/session.h"
-#include "testing/plan_status.h"
+#include "testing/one_node_run.h"
 
 namespace onnx_prepack::runtime {
 namespace {
+
+using testing::expect_error;
+using testing::Fed;
+using testing::values;
 
 constexpr int32_t kUint4 = 21, kInt4 = 22;  // TensorProto.DataType
 
@@ -84,35 +88,9 @@ struct OneNode {
   }
 };
 
-struct Fed {
-  int32_t dtype;
-  Shape shape;
-  const void* data;
-};
-
 Result<std::vector<HostTensor>> plan_and_run(const OneNode& model,
                                              const std::map<std::string, Fed>& feeds) {
-  auto fm = std::shared_ptr<const format::Model>(format::Model::from_proto(model.m, "."));
-  OP_ASSIGN_OR_RETURN(auto s, Session::create(fm, {}));
-  std::map<std::string, Session::Feed> plan_feeds;
-  std::map<std::string, Tensor> run_feeds;
-  for (const auto& [name, f] : feeds) {
-    plan_feeds[name] = Session::Feed{f.dtype, f.shape, nullptr};
-    run_feeds[name] = Tensor{f.dtype, f.shape, const_cast<void*>(f.data)};
-  }
-  OP_RETURN_IF_ERROR(testing::plan_status(s->plan(plan_feeds)));
-  return s->run(run_feeds);
-}
-
-void expect_error(const Result<std::vector<HostTensor>>& r, const std::vector<std::string>& parts) {
-  ASSERT_FALSE(r.ok()) << "expected an error with '" << parts.front() << "'";
-  const std::string& msg = r.status().message();
-  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << msg;
-}
-
-template <typename T>
-std::vector<T> values(const HostTensor& t) {
-  return std::vector<T>(t.as<T>(), t.as<T>() + t.numel());
+  return testing::plan_and_run_model(model.m, feeds);
 }
 
 template <typename T>

@@ -14,10 +14,14 @@
 
 #include "runtime/memory_account.h"
 #include "runtime/session.h"
-#include "testing/plan_status.h"
+#include "testing/one_node_run.h"
 
 namespace onnx_prepack::runtime {
 namespace {
+
+using testing::expect_error;
+using testing::Fed;
+using testing::values;
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
@@ -87,39 +91,9 @@ struct OneNode {
   }
 };
 
-// A fed input: type, shape and bytes.
-struct Fed {
-  int32_t dtype;
-  Shape shape;
-  const void* data;
-};
-
-// Plans (and runs, when planning succeeds) the model on `feeds`; the first
-// failure, or the outputs.
 Result<std::vector<HostTensor>> plan_and_run(const OneNode& model,
                                              const std::map<std::string, Fed>& feeds) {
-  auto fm = std::shared_ptr<const format::Model>(format::Model::from_proto(model.m, "."));
-  OP_ASSIGN_OR_RETURN(auto s, Session::create(fm, {}));
-  std::map<std::string, Session::Feed> plan_feeds;
-  std::map<std::string, Tensor> run_feeds;
-  for (const auto& [name, f] : feeds) {
-    plan_feeds[name] = Session::Feed{f.dtype, f.shape, nullptr};
-    run_feeds[name] = Tensor{f.dtype, f.shape, const_cast<void*>(f.data)};
-  }
-  OP_RETURN_IF_ERROR(testing::plan_status(s->plan(plan_feeds)));
-  return s->run(run_feeds);
-}
-
-// Expects a failure whose message holds every one of `parts`.
-void expect_error(const Result<std::vector<HostTensor>>& r, const std::vector<std::string>& parts) {
-  ASSERT_FALSE(r.ok()) << "expected an error with '" << parts.front() << "'";
-  const std::string& msg = r.status().message();
-  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << msg;
-}
-
-template <typename T>
-std::vector<T> values(const HostTensor& t) {
-  return std::vector<T>(t.as<T>(), t.as<T>() + t.numel());
+  return testing::plan_and_run_model(model.m, feeds);
 }
 
 const std::vector<float> kX6 = {1, 2, 3, 4, 5, 6};  // [2, 3]
