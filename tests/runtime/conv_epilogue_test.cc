@@ -35,17 +35,9 @@ struct Graph {
     g->set_name("block");
   }
   void input(const std::string& name, const Shape& s) {
-    auto* in = g->add_input();
-    in->set_name(name);
-    auto* tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(kFloat);
-    for (int64_t d : s) tt->mutable_shape()->add_dim()->set_dim_value(d);
+    testing::add_tensor_input(g, name, {s.begin(), s.end()});
   }
-  void output(const std::string& name) {
-    auto* o = g->add_output();
-    o->set_name(name);
-    o->mutable_type()->mutable_tensor_type()->set_elem_type(kFloat);
-  }
+  void output(const std::string& name) { testing::add_tensor_output(g, name); }
   void init(const std::string& name, const Shape& s, float scale = 1.0f) {
     auto* t = g->add_initializer();
     t->set_name(name);

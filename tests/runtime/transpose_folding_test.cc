@@ -31,17 +31,9 @@ struct Graph {
     g->set_name("nhwc");
   }
   void input(const std::string& name, const Shape& s) {
-    auto* in = g->add_input();
-    in->set_name(name);
-    auto* tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(kFloat);
-    for (int64_t d : s) tt->mutable_shape()->add_dim()->set_dim_value(d);
+    testing::add_tensor_input(g, name, {s.begin(), s.end()});
   }
-  void output(const std::string& name) {
-    auto* o = g->add_output();
-    o->set_name(name);
-    o->mutable_type()->mutable_tensor_type()->set_elem_type(kFloat);
-  }
+  void output(const std::string& name) { testing::add_tensor_output(g, name); }
   std::string init(const Shape& s, uint32_t seed) {
     const std::string name = "c" + std::to_string(counter++);
     auto v = testing::pseudo_random_floats(size_t(shape_numel(s)), seed);

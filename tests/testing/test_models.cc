@@ -40,6 +40,21 @@ onnx::TensorProto float_tensor(const std::string& name, std::vector<int64_t> dim
   return t;
 }
 
+void add_tensor_input(onnx::GraphProto* g, const std::string& name,
+                      const std::vector<int64_t>& dims, int32_t elem_type) {
+  auto* in = g->add_input();
+  in->set_name(name);
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(elem_type);
+  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+void add_tensor_output(onnx::GraphProto* g, const std::string& name, int32_t elem_type) {
+  auto* o = g->add_output();
+  o->set_name(name);
+  o->mutable_type()->mutable_tensor_type()->set_elem_type(elem_type);
+}
+
 std::vector<float> pseudo_random_floats(size_t n, uint32_t seed) {
   std::vector<float> v(n);
   uint32_t s = seed * 2654435761u + 1;

@@ -24,6 +24,12 @@ class TempDir {
 onnx::TensorProto float_tensor(const std::string& name, std::vector<int64_t> dims,
                                const std::vector<float>& values, bool raw = true);
 std::vector<float> pseudo_random_floats(size_t n, uint32_t seed);
+// A graph input of a tensor type with fixed dims; a graph output of a tensor type.
+void add_tensor_input(onnx::GraphProto* g, const std::string& name,
+                      const std::vector<int64_t>& dims,
+                      int32_t elem_type = onnx::TensorProto::FLOAT);
+void add_tensor_output(onnx::GraphProto* g, const std::string& name,
+                       int32_t elem_type = onnx::TensorProto::FLOAT);
 
 // y = relu(x @ W1 + b1) @ W2 + b2 with x [batch, in]; opset 13, IR 8 (loads in onnx 1.12).
 onnx::ModelProto make_mlp(int in, int hidden, int out, uint32_t seed);
