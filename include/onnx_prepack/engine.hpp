@@ -100,6 +100,28 @@ class Engine {
   Result<std::vector<runtime::HostTensor>> run(const std::map<std::string, runtime::Tensor>& inputs,
                                                const RunOptions& run_options = {});
 
+  // Runs with caller-owned buffers (docs/runtime.md, "Bound runs"): each fed
+  // input is read where it lies and each output in `outputs` (planned type
+  // and shape; the others are not produced for the caller) is written there,
+  // without copies where the plan allows. An output given the buffer of an
+  // input (a present KV cache bound to its past) is updated in place. Plans
+  // first, as run() does, when the inputs' types and shapes or the set of
+  // bound outputs changed since the last plan. Buffers must be aligned to
+  // their element size and outlive the call.
+  Status run_bound(const std::map<std::string, runtime::Tensor>& inputs,
+                   const std::map<std::string, runtime::Tensor>& outputs,
+                   const RunOptions& run_options = {});
+  // The type and shape of each output (output_names() order) that a run of
+  // these inputs produces, planning for them (with `bound_outputs` placed as
+  // run_bound places them) when the current plan is another.
+  struct OutputShape {
+    int32_t dtype = 0;
+    std::vector<int64_t> shape;
+  };
+  Result<std::vector<OutputShape>> plan_outputs(
+      const std::map<std::string, runtime::Tensor>& inputs,
+      const std::vector<std::string>& bound_outputs);
+
   // Per-weight decisions so far (a copy: safe while another thread runs).
   std::vector<runtime::WeightDecision> weights() const;
   runtime::PreparedTotals weight_totals() const;

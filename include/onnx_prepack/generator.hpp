@@ -24,6 +24,7 @@
 //   buffers per tensor, swapped; no copies). Batches are left-padded.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -102,6 +103,8 @@ class Generator {
  private:
   struct State;
   explicit Generator(std::unique_ptr<State> state);
+  Status append_more(const std::vector<int64_t>& tokens, size_t rows,
+                     std::chrono::steady_clock::time_point t0);
   std::unique_ptr<State> s_;
 };
 

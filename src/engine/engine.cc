@@ -1,7 +1,10 @@
 #include "onnx_prepack/engine.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "base/thread_pool.h"
@@ -60,8 +63,9 @@ struct Engine::State {
   std::unique_ptr<runtime::ResolvedWeights> prepared;
   std::unique_ptr<runtime::Session> session;
 
-  mutable std::mutex mu;  // plan and run share the session's arena
-  Feeds planned;          // types and shapes of the plan (values not kept)
+  mutable std::mutex mu;        // plan and run share the session's arena
+  Feeds planned;                // types and shapes of the plan (values not kept)
+  std::set<std::string> bound;  // the plan's bound inputs and outputs (run_bound)
   bool has_plan = false;
   bool pinned = false;  // the plan holds fed values: plan again every run
   bool first_run_pending = false;
@@ -70,6 +74,11 @@ struct Engine::State {
 
   Status plan_locked(const std::map<std::string, runtime::Tensor>& inputs,
                      const runtime::RunLimits* limits = nullptr);
+  // Plans again unless the plan is for these inputs' types and shapes and
+  // these bound values (plan_locked with `wanted` bound).
+  Status ensure_plan_locked(const std::map<std::string, runtime::Tensor>& inputs,
+                            const std::set<std::string>& wanted, const runtime::RunLimits* limits);
+  void note_run(double run_ms);
 };
 
 Engine::Engine(std::unique_ptr<State> state) : s_(std::move(state)) {}
@@ -153,7 +162,24 @@ const runtime::GraphInput* Engine::find_input(std::string_view name) const {
 
 Status Engine::plan(const std::map<std::string, runtime::Tensor>& inputs) {
   std::lock_guard<std::mutex> lock(s_->mu);
+  if (!s_->bound.empty()) {
+    s_->session->set_bound_values({});
+    s_->bound.clear();
+  }
   return s_->plan_locked(inputs);
+}
+
+Status Engine::State::ensure_plan_locked(const std::map<std::string, runtime::Tensor>& inputs,
+                                         const std::set<std::string>& wanted,
+                                         const runtime::RunLimits* limits) {
+  if (wanted != bound) {
+    session->set_bound_values(wanted);
+    bound = wanted;
+    has_plan = false;
+  }
+  if (!has_plan || pinned || !same_types_and_shapes(feeds_of(inputs), planned))
+    return plan_locked(inputs, limits);
+  return ok_status();
 }
 
 Status Engine::State::plan_locked(const std::map<std::string, runtime::Tensor>& inputs,
@@ -210,22 +236,93 @@ Result<std::vector<runtime::HostTensor>> Engine::run(
   // next run overwrites every value it reads.
   const runtime::RunLimits limits(run_options);
   const runtime::RunLimits* lp = limits.active() ? &limits : nullptr;
-  if (!s_->has_plan || s_->pinned || !same_types_and_shapes(feeds_of(inputs), s_->planned)) {
-    OP_RETURN_IF_ERROR(s_->plan_locked(inputs, lp));
-  }
+  OP_RETURN_IF_ERROR(s_->ensure_plan_locked(inputs, {}, lp));
   const auto t0 = Clock::now();
   OP_ASSIGN_OR_RETURN(std::vector<runtime::HostTensor> outputs, s_->session->run(inputs, lp));
-  const double run_ms = ms_between(t0, Clock::now());
-  s_->timings.last_run = run_ms;
-  if (s_->first_run_pending) {
-    s_->timings.first_run = run_ms;
-    s_->first_run_pending = false;
+  s_->note_run(ms_between(t0, Clock::now()));
+  return outputs;
+}
+
+void Engine::State::note_run(double run_ms) {
+  timings.last_run = run_ms;
+  if (first_run_pending) {
+    timings.first_run = run_ms;
+    first_run_pending = false;
     // The first output is out: now the memo records, off the caller's path.
-    if (s_->resolver && !s_->memo_flush.joinable()) {
-      s_->memo_flush = std::jthread([r = s_->resolver.get()] { r->flush_memo_records(); });
+    if (resolver && !memo_flush.joinable()) {
+      memo_flush = std::jthread([r = resolver.get()] { r->flush_memo_records(); });
     }
   }
-  return outputs;
+}
+
+namespace {
+
+// The bound set of a run_bound: the fed inputs and the caller's outputs.
+std::set<std::string> bound_names(const std::map<std::string, runtime::Tensor>& inputs,
+                                  const std::vector<std::string>& outputs) {
+  std::set<std::string> names(outputs.begin(), outputs.end());
+  for (const auto& [name, t] : inputs) names.insert(name);
+  return names;
+}
+
+}  // namespace
+
+Result<std::vector<Engine::OutputShape>> Engine::plan_outputs(
+    const std::map<std::string, runtime::Tensor>& inputs,
+    const std::vector<std::string>& bound_outputs) {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  for (const std::string& name : bound_outputs) {
+    const auto& outs = s_->session->output_names();
+    if (std::find(outs.begin(), outs.end(), name) == outs.end())
+      return invalid_argument("plan: '" + name + "' is not a graph output");
+  }
+  OP_RETURN_IF_ERROR(s_->ensure_plan_locked(inputs, bound_names(inputs, bound_outputs), nullptr));
+  std::vector<OutputShape> shapes;
+  for (const auto& o : s_->session->planned_outputs()) shapes.push_back({o.dtype, o.shape});
+  return shapes;
+}
+
+Status Engine::run_bound(const std::map<std::string, runtime::Tensor>& inputs,
+                         const std::map<std::string, runtime::Tensor>& outputs,
+                         const RunOptions& run_options) {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  const runtime::RunLimits limits(run_options);
+  const runtime::RunLimits* lp = limits.active() ? &limits : nullptr;
+  const auto& names = s_->session->output_names();
+  std::vector<std::string> out_names;
+  for (const auto& [name, t] : outputs) {
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      return invalid_argument("run: '" + name + "' is not a graph output");
+    out_names.push_back(name);
+  }
+  OP_RETURN_IF_ERROR(s_->ensure_plan_locked(inputs, bound_names(inputs, out_names), lp));
+  std::vector<const void*> in_ptrs;
+  for (const auto& in : s_->session->inputs()) {
+    auto it = inputs.find(in.name);
+    in_ptrs.push_back(it == inputs.end() ? nullptr : it->second.data);
+  }
+  const std::vector<runtime::Session::PlannedOutput> planned = s_->session->planned_outputs();
+  std::vector<void*> out_ptrs(names.size(), nullptr);
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto it = outputs.find(names[i]);
+    if (it == outputs.end()) continue;
+    const runtime::Tensor& t = it->second;
+    if (t.dtype != planned[i].dtype || t.shape != planned[i].shape) {
+      return invalid_argument("run: output '" + names[i] + "' was given " +
+                              runtime::dtype_name(t.dtype) + runtime::shape_string(t.shape) +
+                              ", the plan makes " + runtime::dtype_name(planned[i].dtype) +
+                              runtime::shape_string(planned[i].shape));
+    }
+    if (planned[i].value) {  // known at plan time: no step writes it
+      if (t.nbytes()) std::memcpy(t.data, planned[i].value->data(), t.nbytes());
+      continue;
+    }
+    out_ptrs[i] = t.data;
+  }
+  const auto t0 = Clock::now();
+  OP_RETURN_IF_ERROR(s_->session->run_bound(in_ptrs, out_ptrs, lp));
+  s_->note_run(ms_between(t0, Clock::now()));
+  return ok_status();
 }
 
 std::vector<runtime::WeightDecision> Engine::weights() const {

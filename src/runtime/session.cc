@@ -245,6 +245,8 @@ void Session::reset_plan() {
   std::free(arena_);
   arena_ = nullptr;
   arena_reserved_ = MemoryReservation();
+  bound_uses_.clear();
+  has_bound_ = false;
   stats_ = PlanStats();
   stats_.nodes = size_t(graph_->node_size());
 }
@@ -786,10 +788,27 @@ std::string arena_peak(const std::vector<ArenaBlock>& blocks,
 // squared number of live blocks) is small, and always the near-linear one in
 // step order; the smaller arena wins.
 Status Session::place_arena() {
+  // Bound values (set_bound_values) live in the caller's buffers: a fed input
+  // the kernels only read, or an output a step writes.
+  bound_uses_.clear();
+  has_bound_ = false;
+  if (!bound_names_.empty()) {
+    std::vector<bool> is_output(values_.size(), false);
+    for (int id : output_values_) is_output[size_t(id)] = true;
+    for (int id = 0; id < int(values_.size()); ++id) {
+      Value& v = values_[size_t(id)];
+      if (!v.runtime || v.alias_of >= 0 || v.constant || !bound_names_.count(v.name)) continue;
+      const bool fed = v.is_input && v.def < 0 && v.desc.dtype != kBool;
+      const bool written = !v.is_input && v.def >= 0 && is_output[size_t(id)];
+      v.bound = fed || written;
+      has_bound_ = has_bound_ || v.bound;
+      if (v.bound) ++stats_.bound_values;
+    }
+  }
   std::vector<ArenaBlock> blocks;
   for (int id = 0; id < int(values_.size()); ++id) {
     Value& v = values_[size_t(id)];
-    if (!v.runtime || v.alias_of >= 0) continue;
+    if (!v.runtime || v.alias_of >= 0 || v.bound) continue;
     uint64_t bytes = uint64_t(shape_numel(v.desc.shape)) * dtype_size(v.desc.dtype);
     stats_.value_bytes += bytes;
     // Fed inputs (def -1) are alive from before the first step.
@@ -860,6 +879,27 @@ Status Session::place_arena() {
     for (int id : st.in) st.in_ptr.push_back(id < 0 ? nullptr : values_[size_t(id)].ptr);
     for (int id : st.out) st.out_ptr.push_back(id < 0 ? nullptr : values_[size_t(id)].ptr);
   }
+  if (has_bound_) {
+    auto root_of = [&](int id) {
+      const int a = values_[size_t(id)].alias_of;
+      return a >= 0 ? a : id;
+    };
+    for (int id = 0; id < int(values_.size()); ++id) {
+      if (values_[size_t(id)].alias_of >= 0 && values_[size_t(root_of(id))].bound)
+        bound_uses_.push_back({root_of(id), -1, false, id});
+    }
+    for (int s = 0; s < int(steps_.size()); ++s) {
+      const Step& st = steps_[size_t(s)];
+      for (int j = 0; j < int(st.in.size()); ++j) {
+        if (st.in[size_t(j)] >= 0 && values_[size_t(root_of(st.in[size_t(j)]))].bound)
+          bound_uses_.push_back({root_of(st.in[size_t(j)]), s, false, j});
+      }
+      for (int j = 0; j < int(st.out.size()); ++j) {
+        if (st.out[size_t(j)] >= 0 && values_[size_t(root_of(st.out[size_t(j)]))].bound)
+          bound_uses_.push_back({root_of(st.out[size_t(j)]), s, true, j});
+      }
+    }
+  }
   return ok_status();
 }
 
@@ -897,6 +937,11 @@ Status Session::run_steps(const RunLimits* limits) {
 Result<std::vector<HostTensor>> Session::run(const std::map<std::string, Tensor>& inputs,
                                              const RunLimits* limits) {
   if (arena_ == nullptr) return invalid_argument("run: no plan (call plan() first)");
+  if (has_bound_) {
+    return invalid_argument(
+        "run: this plan reads or writes values in caller buffers (set_bound_values); use "
+        "run_bound");
+  }
   for (const auto& [name, id] : fed_values_) {
     auto it = inputs.find(name);
     if (it == inputs.end()) return invalid_argument("run: input '" + name + "' is missing");
@@ -948,15 +993,61 @@ std::vector<Session::PlannedOutput> Session::planned_outputs() const {
   return outs;
 }
 
+void Session::set_bound_values(std::set<std::string> names) { bound_names_ = std::move(names); }
+
+bool Session::is_bound_in_place(std::string_view name) const {
+  auto it = value_index_.find(name);
+  return it != value_index_.end() && values_[size_t(it->second)].bound;
+}
+
+Status Session::point_bound_values(std::span<const void* const> inputs,
+                                   std::span<void* const> outputs) {
+  auto take = [&](Value& v, const void* p, const char* what) -> Status {
+    if (p == nullptr) {
+      return invalid_argument("run: " + std::string(what) + " '" + v.name +
+                              "' is bound to the caller's buffer, and none was given");
+    }
+    if (reinterpret_cast<uintptr_t>(p) % std::max<size_t>(1, dtype_size(v.desc.dtype)) != 0) {
+      return invalid_argument("run: the buffer of " + std::string(what) + " '" + v.name +
+                              "' is not aligned to its " +
+                              std::to_string(dtype_size(v.desc.dtype)) + "-byte elements");
+    }
+    v.ptr = const_cast<void*>(p);
+    return ok_status();
+  };
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    auto it = fed_values_.find(inputs_[i].name);
+    if (it == fed_values_.end() || !values_[size_t(it->second)].bound) continue;
+    OP_RETURN_IF_ERROR(
+        take(values_[size_t(it->second)], i < inputs.size() ? inputs[i] : nullptr, "input"));
+  }
+  for (size_t i = 0; i < output_values_.size(); ++i) {
+    Value& v = values_[size_t(output_values_[i])];
+    if (!v.bound || v.is_input) continue;
+    OP_RETURN_IF_ERROR(take(v, i < outputs.size() ? outputs[i] : nullptr, "output"));
+  }
+  for (const BoundUse& u : bound_uses_) {
+    void* p = values_[size_t(u.root)].ptr;
+    if (u.step < 0) {
+      values_[size_t(u.slot)].ptr = p;
+    } else {
+      Step& st = steps_[size_t(u.step)];
+      (u.out ? st.out_ptr : st.in_ptr)[size_t(u.slot)] = p;
+    }
+  }
+  return ok_status();
+}
+
 Status Session::run_bound(std::span<const void* const> inputs, std::span<void* const> outputs,
                           const RunLimits* limits) {
   if (arena_ == nullptr) return invalid_argument("run: no plan (call plan() first)");
+  if (has_bound_) OP_RETURN_IF_ERROR(point_bound_values(inputs, outputs));
   for (size_t i = 0; i < inputs_.size() && i < inputs.size(); ++i) {
     auto it = fed_values_.find(inputs_[i].name);
     if (it == fed_values_.end()) continue;
     const Value& v = values_[size_t(it->second)];
     size_t bytes = size_t(shape_numel(v.desc.shape)) * dtype_size(v.desc.dtype);
-    if (v.constant || bytes == 0) continue;
+    if (v.constant || v.bound || bytes == 0) continue;
     if (v.ptr != inputs[i]) std::memcpy(v.ptr, inputs[i], bytes);
     if (v.desc.dtype == kBool) canonicalize_bools(v.ptr, bytes);  // arena memory, ours
   }

@@ -90,6 +90,9 @@ struct PlanStats {
   // Convs that run a fused elementwise chain (residual Add, activation) as
   // their epilogue (session_fusion.cc, fuse_conv_epilogue).
   size_t conv_epilogues = 0;
+  // Fed inputs and outputs read or written in the caller's buffers
+  // (set_bound_values): no arena slot, no copy.
+  size_t bound_values = 0;
 };
 
 // What plan() found: a plan, or that a kernel needs the value of a fed input
@@ -156,6 +159,17 @@ class Session {
   // Buffers must hold the planned types and shapes; outputs may alias inputs.
   Status run_bound(std::span<const void* const> inputs, std::span<void* const> outputs,
                    const RunLimits* limits = nullptr);
+  // Fed inputs and graph outputs whose storage the caller provides at each
+  // run_bound: they get no arena slot and are neither copied in nor out, so a
+  // generation loop that binds one buffer as both a past and its present KV
+  // cache has it updated in place. Takes effect at the next plan(). BOOL
+  // inputs (canonicalised on the way in) and outputs the plan does not write
+  // itself (an alias of another value, a fed input, a constant) stay copied.
+  // Bound buffers must be aligned to their element size; run() refuses a plan
+  // with bound values.
+  void set_bound_values(std::set<std::string> names);
+  // After plan(): whether `name` is read or written in the caller's buffer.
+  bool is_bound_in_place(std::string_view name) const;
 
   struct Value;
   struct Step;
@@ -221,6 +235,8 @@ class Session {
   Status place_arena();
   // Runs every step in order, checking `limits` before each.
   Status run_steps(const RunLimits* limits);
+  // run_bound's pointers of the bound values into the steps that use them.
+  Status point_bound_values(std::span<const void* const> inputs, std::span<void* const> outputs);
   std::string step_where(const Step& step) const;
 
   std::shared_ptr<const format::Model> model_;
@@ -238,6 +254,17 @@ class Session {
   std::vector<int> output_values_;
   std::map<std::string, int> fed_values_;
   std::map<std::string, Feed> planned_feeds_;
+  std::set<std::string> bound_names_;  // set_bound_values
+  // Where this plan's bound values are used: a step's input or output slot,
+  // or a value aliasing one (place_arena), repointed by every run_bound.
+  struct BoundUse {
+    int root = -1;  // the bound value
+    int step = -1;  // -1: `slot` is a value id whose ptr follows root's
+    bool out = false;
+    int slot = -1;
+  };
+  std::vector<BoundUse> bound_uses_;
+  bool has_bound_ = false;                  // this plan has bound values
   const RunLimits* plan_limits_ = nullptr;  // during plan() only
   std::vector<bool> through_float_;         // per node: built through the half adapter
   std::set<std::string> float16_chain_;     // FLOAT16 values this plan holds as float

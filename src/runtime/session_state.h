@@ -20,6 +20,7 @@ struct Session::Value {
   bool is_input = false;
   bool runtime = false;  // computed or fed at run time
   int alias_of = -1;     // runtime value whose storage this one shares
+  bool bound = false;    // storage the caller provides at run_bound (set_bound_values)
   int def = -1;          // step that writes it (-1: fed input)
   int last = -1;         // last step that reads it
   uint64_t offset = 0;
