@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -86,7 +87,26 @@ class GqaKernel final : public Kernel {
                         io.in[3] == io.out[1] && io.in[4] == io.out[2];
     std::vector<std::vector<float>> wide(io.in.size());
     std::vector<void*> in(io.in.size(), nullptr);
+    // A shared past is as long as the generation's max length: widen only the
+    // rows each batch holds (seqlens_k + 1; the kernel reads no others, and
+    // checks the values), into memory left uninitialised, so a decode step
+    // costs its rows, not the buffer's.
+    std::unique_ptr<float[]> shared_wide[2];
+    for (int kv = 0; shared && kv < 2; ++kv) {
+      const size_t i = size_t(3 + kv);
+      shared_wide[kv].reset(new float[size_t(in_elems_[i])]);
+      const int64_t rows = in_elems_[i] / (p.B * p.Nkv * p.H);
+      const auto* seqlens = static_cast<const int32_t*>(io.in[5]);
+      const auto* src = static_cast<const uint16_t*>(io.in[i]);
+      for (int64_t bh = 0; bh < p.B * p.Nkv; ++bh) {
+        const int64_t valid = std::clamp<int64_t>(int64_t(seqlens[bh / p.Nkv]) + 1, 0, rows);
+        const size_t off = size_t(bh * rows * p.H);
+        hc.f16_to_f32(src + off, shared_wide[kv].get() + off, size_t(valid * p.H));
+      }
+      in[i] = shared_wide[kv].get();
+    }
     for (size_t i = 0; i < io.in.size(); ++i) {
+      if (in[i] != nullptr) continue;                           // a shared past, widened above
       if (io.in[i] == nullptr || i == 5 || i == 6 || i == 9) {  // the integer inputs
         in[i] = io.in[i];
         continue;
