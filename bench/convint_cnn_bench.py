@@ -20,7 +20,7 @@ round; steady-run medians (min-max) are printed as a markdown table. --cli-befor
 second build of ours (e.g. the direct loops before the int8 GEMM path).
 
 usage: bench/convint_cnn_bench.py --cli build/src/cli/onnx-prepack [--cli-before OLD_CLI]
-         [--form dynamic|qlinear|qlinear-u8] [--workdir DIR] [--rounds 5] [--runs 10] [--threads 1]
+         [--form dynamic|dynamic-resnet|qlinear|qlinear-u8] [--workdir DIR] [--rounds 5] [--runs 10] [--threads 1]
          [--size 64]
 """
 import argparse
@@ -120,20 +120,85 @@ def make_qlinear_model(path, size, w_type="s8"):
     onnx.save(model, path)
 
 
-def dims(size):
-    return "1x%dx%dx%d" % (CHANNELS[0], size, size)
+def make_resnet_model(path, size):
+    """A ResNet-like stack in quantize_dynamic's Conv form (--form dynamic-resnet): a 3 -> 16
+    stride-2 stem, a residual block (two 3x3 convs, the input added before the last Relu) at 16,
+    32 and 64 channels with stride-2 3x3 convs between them, and a 1x1 conv; every Conv is
+    DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul -> Add(bias) [-> Add(residual)] -> Relu."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(1)
+    inits, nodes = [], []
+    count = [0]
+
+    def conv(x, ci, co, k, stride, residual=None):
+        t = "c%d" % count[0]
+        count[0] += 1
+        w = rng.integers(0, 256, size=(co, ci, k, k)).astype(np.uint8)
+        inits.extend([numpy_helper.from_array(w, t + "_w"),
+                      numpy_helper.from_array(np.array(128, np.uint8), t + "_wzp"),
+                      numpy_helper.from_array(np.array(0.02 / np.sqrt(ci * k * k), np.float32),
+                                              t + "_ws"),
+                      numpy_helper.from_array(
+                          (rng.standard_normal((co, 1, 1)) * 0.1).astype(np.float32), t + "_b")])
+        p = k // 2
+        nodes.extend([
+            helper.make_node("DynamicQuantizeLinear", [x], [t + "_q", t + "_s", t + "_z"]),
+            helper.make_node("ConvInteger", [t + "_q", t + "_w", t + "_z", t + "_wzp"],
+                             [t + "_i"], pads=[p, p, p, p], strides=[stride, stride]),
+            helper.make_node("Cast", [t + "_i"], [t + "_f"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", [t + "_s", t + "_ws"], [t + "_scale"]),
+            helper.make_node("Mul", [t + "_f", t + "_scale"], [t + "_m"]),
+            helper.make_node("Add", [t + "_m", t + "_b"], [t + "_a"]),
+        ])
+        y = t + "_a"
+        if residual is not None:
+            nodes.append(helper.make_node("Add", [y, residual], [t + "_r"]))
+            y = t + "_r"
+        nodes.append(helper.make_node("Relu", [y], [t + "_y"]))
+        return t + "_y"
+
+    x = conv("x", 3, 16, 3, 2)
+    ci = 16
+    for co in (16, 32, 64):
+        if co != ci:
+            x = conv(x, ci, co, 3, 2)
+        x = conv(conv(x, co, co, 3, 1), co, co, 3, 1, residual=x)
+        ci = co
+    x = conv(x, 64, 64, 1, 1)
+    nodes.append(helper.make_node("Identity", [x], ["y"]))
+    out = size // 16
+    g = helper.make_graph(
+        nodes, "convint_resnet",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64, out, out])],
+        initializer=inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    onnx.save(model, path)
+
+
+def dims(size, channels=CHANNELS[0]):
+    return "1x%dx%dx%d" % (channels, size, size)
 
 
 def ours(cli, model, size, threads, runs):
-    j = json.loads(sh([cli, "run", model, "--input", "x=random:" + dims(size), "--threads",
+    j = json.loads(sh([cli, "run", model, "--input", "x=random:" + model_dims(model, size),
+                       "--threads",
                        str(threads), "--repeat", str(runs), "--cache", "off", "--json"]))
     return j["timings_ms"]["steady_run_median"]
 
 
 def ort(model, size, threads, runs):
-    j = json.loads(sh(["node", os.path.join(HERE, "ort_load.js"), model, "x", dims(size),
+    j = json.loads(sh(["node", os.path.join(HERE, "ort_load.js"), model, "x",
+                       model_dims(model, size),
                        "--threads", str(threads), "--runs", str(runs)]))
     return j["steady_median_ms"]
+
+
+def model_dims(model, size):
+    return dims(size, 3) if "resnet" in os.path.basename(model) else dims(size)
 
 
 def fmt(values):
@@ -150,19 +215,27 @@ def main():
     ap.add_argument("--runs-before", type=int, default=2)
     ap.add_argument("--threads", default="1")
     ap.add_argument("--size", type=int, default=64)
-    ap.add_argument("--form", choices=["dynamic", "qlinear", "qlinear-u8"], default="dynamic")
+    ap.add_argument("--form", choices=["dynamic", "dynamic-resnet", "qlinear", "qlinear-u8"], default="dynamic")
     a = ap.parse_args()
     os.makedirs(a.workdir, exist_ok=True)
     qlinear = a.form.startswith("qlinear")
-    model = os.path.join(a.workdir, "%s_cnn_%d.onnx" % (a.form.replace("-", "_") if qlinear
-                                                         else "convint", a.size))
+    resnet = a.form == "dynamic-resnet"
+    model = os.path.join(a.workdir, "%s_cnn_%d.onnx" % (
+        a.form.replace("-", "_") if qlinear else "convint_resnet" if resnet else "convint", a.size))
     if not os.path.exists(model):
-        if qlinear:
+        if resnet:
+            make_resnet_model(model, a.size)
+        elif qlinear:
             make_qlinear_model(model, a.size, "u8" if a.form == "qlinear-u8" else "s8")
         else:
             make_model(model, a.size)
     macs = sum(ci * co * 9 for ci, co in zip(CHANNELS, CHANNELS[1:])) * a.size * a.size
-    print("%s CNN: %s, %d %s 3x3 on %dx%d maps (%.0f M MACs), "
+    if resnet:
+        print("quantize_dynamic ResNet-like CNN: 1x3x%dx%d, 9 ConvInteger (stride-2 stem and "
+              "downsampling, residual blocks at 16/32/64 channels, a 1x1), %d rounds, %d steady "
+              "runs each\n" % (a.size, a.size, a.rounds, a.runs))
+    else:
+        print("%s CNN: %s, %d %s 3x3 on %dx%d maps (%.0f M MACs), "
           "%d rounds, %d steady runs each\n" % ("QOperator" if qlinear else "quantize_dynamic",
                                                dims(a.size), len(CHANNELS) - 1,
                                                "QLinearConv" if qlinear else "ConvInteger", a.size,
