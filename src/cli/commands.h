@@ -10,6 +10,7 @@ int cmd_compile(int argc, char** argv);
 int cmd_explain(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
+int cmd_complete(int argc, char** argv);
 int cmd_ops(int argc, char** argv);
 
 }  // namespace onnx_prepack::cli

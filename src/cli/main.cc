@@ -25,7 +25,8 @@ constexpr Command kCommands[] = {
     {"inspect", onnx_prepack::cli::cmd_inspect},   {"check", onnx_prepack::cli::cmd_check},
     {"digest", onnx_prepack::cli::cmd_digest},     {"explain", onnx_prepack::cli::cmd_explain},
     {"compile", onnx_prepack::cli::cmd_compile},   {"run", onnx_prepack::cli::cmd_run},
-    {"generate", onnx_prepack::cli::cmd_generate}, {"ops", onnx_prepack::cli::cmd_ops},
+    {"complete", onnx_prepack::cli::cmd_complete}, {"generate", onnx_prepack::cli::cmd_generate},
+    {"ops", onnx_prepack::cli::cmd_ops},
 };
 
 std::vector<std::string> command_names() {

@@ -15,6 +15,28 @@ constexpr std::string_view kModelExits =
 
 OptionSpec json_option(std::string_view what) { return {"json", "", "off (text)", what}; }
 
+// The engine's flags (cli/engine_flags.h) as `run` and `complete` take them,
+// in front of the command's own options.
+std::vector<OptionSpec> with_engine_options(std::vector<OptionSpec> own) {
+  std::vector<OptionSpec> v = {
+      {"cache", "DIR|off", "off", "write-back cache store (created if missing)"},
+      {"verify", "full|memo|off", verify_policy_name(kDefaultVerifyPolicy),
+       "source digest policy (docs/format.md, 7.2)"},
+      {"threads", "N", "0 (all cores)", "size of the one thread pool, 0..1024"},
+      {"weights", "packed|plain", weight_mode_name(kDefaultWeightMode),
+       "plain skips the resolver and packs B at every run (comparison only)"},
+      {"qdq", "exact|integer", qdq_mode_name(kDefaultQdqMode),
+       "weight-only QDQ units: the graph's float product, or the int8 kernels with A "
+       "quantized on the fly (ONNX Runtime's way; changes the output)"},
+      {"memo-dir", "DIR", kMemoDefault, "memo records for --verify memo"},
+      {"cache-max-mib", "N", "4096", "size bound of the cache store in MiB (0 = unbounded)"},
+      {"float16-intermediates", "float16|float", "float16",
+       "float keeps FLOAT16 values in float between float-computed nodes, as ONNX Runtime"}};
+  v.insert(v.begin(), own.begin(), own.end() - 1);  // the command's own, then these, then --json
+  v.push_back(own.back());
+  return v;
+}
+
 std::vector<CommandSpec> make_specs() {
   std::vector<CommandSpec> v;
   v.push_back({"inspect",
@@ -89,29 +111,17 @@ std::vector<CommandSpec> make_specs() {
       {"run",
        "run a model with cache-aware weight preparation",
        "MODEL",
-       {{"input", "NAME=FILE.npy|NAME=random[:DxD...]",
-         "random for every input no initializer provides",
-         "feed a graph input from a .npy file or pseudo-random values; repeatable", 0, true},
-        {"output-dir", "DIR", "none (outputs are not written)",
-         "write each output as DIR/NAME.npy"},
-        {"cache", "DIR|off", "off", "write-back cache store (created if missing)"},
-        {"verify", "full|memo|off", verify_policy_name(kDefaultVerifyPolicy),
-         "source digest policy (docs/format.md, 7.2)"},
-        {"threads", "N", "0 (all cores)", "size of the one thread pool, 0..1024"},
-        {"repeat", "N", "0", "steady runs after the first; the median is reported"},
-        {"seed", "N", "1", "seed of the random inputs"},
-        {"weights", "packed|plain", weight_mode_name(kDefaultWeightMode),
-         "plain skips the resolver and packs B at every run (comparison only)"},
-        {"qdq", "exact|integer", qdq_mode_name(kDefaultQdqMode),
-         "weight-only QDQ units: the graph's float product, or the int8 kernels with A "
-         "quantized on the fly (ONNX Runtime's way; changes the output)"},
-        {"memo-dir", "DIR", kMemoDefault, "memo records for --verify memo"},
-        {"cache-max-mib", "N", "4096", "size bound of the cache store in MiB (0 = unbounded)"},
-        {"deadline-ms", "N", "0 (none)",
-         "stop each run (the first and every --repeat) N ms after it starts; exit 4"},
-        {"float16-intermediates", "float16|float", "float16",
-         "float keeps FLOAT16 values in float between float-computed nodes, as ONNX Runtime"},
-        json_option("print timings, weights, plan, memory and outputs as JSON")},
+       with_engine_options(
+           {{"input", "NAME=FILE.npy|NAME=random[:DxD...]",
+             "random for every input no initializer provides",
+             "feed a graph input from a .npy file or pseudo-random values; repeatable", 0, true},
+            {"output-dir", "DIR", "none (outputs are not written)",
+             "write each output as DIR/NAME.npy"},
+            {"repeat", "N", "0", "steady runs after the first; the median is reported"},
+            {"seed", "N", "1", "seed of the random inputs"},
+            {"deadline-ms", "N", "0 (none)",
+             "stop each run (the first and every --repeat) N ms after it starts; exit 4"},
+            json_option("print timings, weights, plan, memory and outputs as JSON")}),
        {"onnx-prepack run model.compiled.onnx",
         "onnx-prepack run model.onnx --input x=x.npy --output-dir out --json",
         "onnx-prepack run model.onnx --input input_ids=random:1x128 --cache ~/.cache/op "
@@ -119,6 +129,32 @@ std::vector<CommandSpec> make_specs() {
         "onnx-prepack run untrusted.onnx --deadline-ms 2000"},
        "0 ran; 2 usage error, missing or malformed model or input, unsupported operator, shape "
        "error; 3 I/O or internal failure; 4 a run passed --deadline-ms"});
+  v.push_back(
+      {"complete",
+       "generate token ids from a decoder (KV-cache loop; docs/llm.md, \"Generation\")",
+       "MODEL --prompt IDS",
+       with_engine_options(
+           {{"prompt", "IDS", "required", "prompt token ids, comma-separated; repeat for a batch",
+             0, true},
+            {"max-new-tokens", "N", "0 (until --max-length)",
+             "tokens generated per sequence at most"},
+            {"max-length", "N", "0 (longest prompt + --max-new-tokens)",
+             "tokens per sequence, prompt included: the KV cache's length"},
+            {"sample", "", "off (greedy)", "sample with --temperature, --top-k, --top-p, --seed"},
+            {"temperature", "T", "1", "logits divided by T before sampling; > 0"},
+            {"top-k", "K", "0 (all)", "sample among the K most likely"},
+            {"top-p", "P", "1", "sample from the smallest set whose probability reaches P"},
+            {"seed", "N", "0", "the sampler's seed"},
+            {"stop-id", "ID[,ID...]", "none", "a sequence that emits one is done; repeatable", 0,
+             true},
+            {"pad-id", "ID", "0", "fills shorter prompts of a batch"},
+            json_option("print sequences, new tokens and stats as JSON")}),
+       {"onnx-prepack complete model.compiled.onnx --prompt 1,15043,3186 --max-new-tokens 32",
+        "onnx-prepack complete m.onnx --prompt 1,2,3 --prompt 4,5 --max-length 64 --json",
+        "onnx-prepack complete m.onnx --prompt 1,2 --max-new-tokens 16 --sample --top-p 0.9 "
+        "--seed 7"},
+       "0 generated; 2 usage error, missing or malformed model, not a decoder, bad token id or "
+       "parameter; 3 I/O or internal failure"});
   v.push_back({"generate",
                "write a deterministic MLP, transformer, MatMulNBits, decoder or encoder model",
                "mlp|transformer|llm|decoder|encoder -o OUT.onnx",
