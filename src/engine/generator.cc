@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -30,6 +31,12 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 Status check_params(const GeneratorParams& p) {
   const auto bad = [](const std::string& what) { return invalid_argument("generator: " + what); };
   if (p.max_length < 0) return bad("max_length " + std::to_string(p.max_length) + " is negative");
@@ -38,10 +45,9 @@ Status check_params(const GeneratorParams& p) {
   if (p.max_length == 0 && p.max_new_tokens == 0)
     return bad("set max_length or max_new_tokens (both are 0)");
   if (p.do_sample && !(p.temperature > 0 && std::isfinite(p.temperature)))
-    return bad("temperature " + std::to_string(p.temperature) + " must be finite and > 0");
+    return bad("temperature " + number(p.temperature) + " must be finite and > 0");
   if (p.top_k < 0) return bad("top_k " + std::to_string(p.top_k) + " is negative");
-  if (!(p.top_p > 0 && p.top_p <= 1))
-    return bad("top_p " + std::to_string(p.top_p) + " must be in (0, 1]");
+  if (!(p.top_p > 0 && p.top_p <= 1)) return bad("top_p " + number(p.top_p) + " must be in (0, 1]");
   if (p.pad_token_id < 0)
     return bad("pad_token_id " + std::to_string(p.pad_token_id) + " is negative");
   for (int64_t id : p.stop_ids)

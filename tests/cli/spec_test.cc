@@ -19,7 +19,7 @@ Result<Args> parse(const CommandSpec& spec, std::vector<std::string> words) {
 }
 
 TEST(CliSpec, EveryOptionIsInTheHelpWithItsDefaultAndIsAccepted) {
-  ASSERT_EQ(command_specs().size(), 8u);
+  ASSERT_EQ(command_specs().size(), 9u);
   for (const CommandSpec& c : command_specs()) {
     const std::string help = help_text(c);
     EXPECT_EQ(help.rfind("usage: onnx-prepack " + std::string(c.name), 0), 0u) << help;
