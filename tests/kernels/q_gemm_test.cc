@@ -1,8 +1,10 @@
-// Block-quantized GEMM kernels against a float64 reference of the same
-// formulas (q4_gemm.h): every ISA variant the host runs, 4 and 8 bits, blocks
-// 16..256, K not a multiple of the block, N not a multiple of 16, M from 1 to
-// 9, with and without a thread pool. Level 4 is compared against the reference
-// computed on the same int8 A, so both levels must agree to float rounding.
+// Block-quantized GEMM kernels (q4_gemm.h): the reference against float64 sums
+// of the same formulas (level 4 on the same int8 A, so both levels agree to
+// float rounding); every ISA variant the host runs bitwise equal to the
+// reference (4 and 8 bits, blocks 16..256, K not a multiple of the block, N not
+// a multiple of 16 with odd and even panel counts, packed, float and default
+// zero points, M from 1 to 17, with and without a thread pool); and each row's
+// result independent of M (batch invariance, docs/decisions.md).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,7 +20,7 @@ namespace {
 
 struct Operands {
   std::vector<uint8_t> b, zp;
-  std::vector<float> scales, a, bias;
+  std::vector<float> scales, a, bias, zp_float;
 };
 
 Operands make(const QGemmShape& s, int64_t M, uint32_t seed) {
@@ -38,6 +40,8 @@ Operands make(const QGemmShape& s, int64_t M, uint32_t seed) {
   for (auto& v : o.a) v = float(next() >> 8) / float(1 << 23) - 1.0f;
   o.bias.resize(size_t(s.N));
   for (auto& v : o.bias) v = float(next() >> 8) / float(1 << 23) - 1.0f;
+  o.zp_float.resize(size_t(s.N * s.k_blocks()));
+  for (auto& v : o.zp_float) v = float(next() >> 8) / float(1 << 24) * float((1 << s.bits) - 1);
   return o;
 }
 
@@ -120,6 +124,113 @@ TEST(QGemm, EveryKernelMatchesTheReferenceFormulas) {
           for (int64_t M : {1, 2, 5, 9}) {
             for (int level : {0, 4}) check(fns, s, M, level, M == 5 ? &pool : nullptr);
           }
+        }
+      }
+    }
+  }
+}
+
+enum class Zp { kPacked, kFloat, kDefault };
+
+// A 64-byte aligned pack of `o`'s weight with the zero points `zp`.
+struct Packed {
+  std::vector<uint8_t> storage;
+  uint8_t* data = nullptr;
+};
+Packed pack(const QGemmShape& s, const Operands& o, Zp zp) {
+  Packed p;
+  p.storage.resize(s.packed_bytes() + 64);
+  p.data =
+      reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(p.storage.data()) + 63) / 64 * 64);
+  QWeightSource src{o.b.data(), o.scales.data(), zp == Zp::kPacked ? o.zp.data() : nullptr,
+                    zp == Zp::kFloat ? o.zp_float.data() : nullptr};
+  q_pack_weights(s, src, p.data);
+  return p;
+}
+
+std::vector<float> run(const QGemmKernels& fns, const QGemmShape& s, const Packed& w, int level,
+                       const float* a, int64_t M, const float* bias, base::ThreadPool* pool) {
+  std::vector<float> c(size_t(M * s.N), -7.0f);
+  q_gemm(fns, s, level, w.data, M, a, size_t(s.K), c.data(), size_t(s.N), bias, pool);
+  return c;
+}
+
+// The SIMD kernel sets the host runs (AVX2, AVX-512, AVX-512 VNNI, AVX-512
+// without VNNI).
+std::vector<QGemmKernels> simd_kernels() {
+  const device::CpuFeatures host = device::detect_cpu_features();
+  std::vector<QGemmKernels> kernels;
+  for (auto level : {device::IsaLevel::kAvx2, device::IsaLevel::kAvx512}) {
+    if (level > device::isa_level_of(host)) continue;
+    kernels.push_back(q_gemm_select(device::cap_cpu_features(host, level)));
+  }
+  if (host.avx512vnni) {
+    device::CpuFeatures no_vnni = host;
+    no_vnni.avx512vnni = false;
+    kernels.push_back(q_gemm_select(no_vnni));
+  }
+  return kernels;
+}
+
+TEST(QGemm, EverySimdKernelIsBitwiseTheReference) {
+  const std::vector<QGemmKernels> kernels = simd_kernels();
+  if (kernels.empty()) GTEST_SKIP() << "no SIMD level on this host";
+  base::ThreadPool pool(3);
+  int compared = 0;
+  for (int bits : {4, 8}) {
+    for (int block : {16, 32, 64, 128}) {
+      // N = 20: 2 panels (one pair, rows split over the pool); 33: 3 panels
+      // (a single-panel tile at the end); 50: 4 panels, 2 columns in the last.
+      for (auto [K, N] : std::vector<std::pair<int64_t, int64_t>>{{70, 20}, {300, 33}, {257, 50}}) {
+        const QGemmShape s{K, N, bits, block};
+        const Operands o = make(s, 17, uint32_t(K * 13 + N + bits + block));
+        for (Zp zp : {Zp::kPacked, Zp::kFloat, Zp::kDefault}) {
+          const Packed w = pack(s, o, zp);
+          for (int64_t M : {1, 2, 3, 4, 5, 7, 8, 9, 13, 17}) {
+            const float* bias = M % 2 ? o.bias.data() : nullptr;
+            for (int level : {0, 4}) {
+              const std::vector<float> want =
+                  run(q_gemm_ref_kernels(), s, w, level, o.a.data(), M, bias, nullptr);
+              for (const QGemmKernels& fns : kernels) {
+                base::ThreadPool* p = M % 3 == 1 ? &pool : nullptr;
+                const std::vector<float> got = run(fns, s, w, level, o.a.data(), M, bias, p);
+                ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0)
+                    << fns.name << " level " << level << " bits " << bits << " block " << block
+                    << " K " << K << " N " << N << " M " << M << " zp " << int(zp);
+                ++compared;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, int(kernels.size()) * 2 * 4 * 3 * 3 * 10 * 2);
+}
+
+// A row's output is the same bits whether it runs alone (decode) or among M
+// rows (prompt), threaded or not: the host's kernels and the reference.
+TEST(QGemm, ARowsResultDoesNotDependOnM) {
+  std::vector<QGemmKernels> kernels = simd_kernels();
+  kernels.push_back(q_gemm_ref_kernels());
+  base::ThreadPool pool(2);
+  for (const QGemmKernels& fns : kernels) {
+    const bool ref = fns.l0 == q_gemm_l0_ref;
+    for (int bits : {4, 8}) {
+      const QGemmShape s{ref ? 256 : 1000, ref ? 40 : 200, bits, 32};
+      const int64_t M = ref ? 6 : 23;
+      const Operands o = make(s, M, uint32_t(bits * 5 + 1));
+      const Packed w = pack(s, o, Zp::kPacked);
+      for (int level : {0, 4}) {
+        const std::vector<float> all = run(fns, s, w, level, o.a.data(), M, o.bias.data(), &pool);
+        const std::vector<float> serial =
+            run(fns, s, w, level, o.a.data(), M, o.bias.data(), nullptr);
+        ASSERT_EQ(std::memcmp(all.data(), serial.data(), all.size() * 4), 0) << fns.name;
+        for (int64_t m = 0; m < M; ++m) {
+          const std::vector<float> one =
+              run(fns, s, w, level, o.a.data() + m * s.K, 1, o.bias.data(), nullptr);
+          ASSERT_EQ(std::memcmp(one.data(), all.data() + m * s.N, size_t(s.N) * 4), 0)
+              << fns.name << " level " << level << " bits " << bits << " row " << m;
         }
       }
     }

@@ -1,7 +1,9 @@
-// Block-quantized GEMM driver: prepares A per accuracy level, splits panels
-// over the pool and row tiles inside each panel (the panel, ~50 KiB for
-// K = 4096, stays in L2 while every row tile reads it). Compiled for baseline
-// x86-64; ISA code is reached only through QGemmKernels.
+// Block-quantized GEMM driver: prepares A per accuracy level (each row once),
+// splits panels over the pool (in pairs, the SIMD kernels' widest tile) and,
+// when there are too few panels to go round, rows too. With M > 1 a kernel gets
+// every row of its share against one panel pair at a time, so the pair
+// (~100 KiB for K = 4096) stays in L2 while each row tile reads it. Compiled for
+// baseline x86-64; ISA code is reached only through QGemmKernels.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -13,7 +15,8 @@
 namespace onnx_prepack::kernels {
 namespace {
 
-constexpr size_t kRowTile = 4;
+// Rows per task when rows are split over the pool.
+constexpr int64_t kRowTile = 4;
 
 // Scratch for the prepared rows of A, 64-byte aligned.
 struct AlignedFree {
@@ -87,28 +90,36 @@ void q_gemm(const QGemmKernels& kernels, const QGemmShape& s, int level, const u
     }
   }
   const QGemmUkernel fn = l4 ? kernels.l4 : kernels.l0;
-  const int64_t panels = s.panels();
-  const size_t workers = pool ? pool->size() : 1;
-  // Chunks of panels: a few per worker so uneven speeds even out.
-  const int64_t chunks = workers > 1 ? std::min<int64_t>(panels, int64_t(workers) * 4) : 1;
-  auto run_chunk = [&](size_t chunk, size_t) {
-    const int64_t p0 = panels * int64_t(chunk) / chunks;
-    const int64_t p1 = panels * int64_t(chunk + 1) / chunks;
-    if (M == 1) {
-      fn(s, rows.data(), 1, packed, p0, p1, c, ldc, bias);
+  const int64_t pairs = (s.panels() + 1) / 2;
+  const int64_t workers = pool ? int64_t(pool->size()) : 1;
+  // Panel chunks: a few per worker so uneven speeds even out; rows are split
+  // only where the panel pairs alone cannot keep the workers busy.
+  const int64_t chunks = workers > 1 ? std::min<int64_t>(pairs, workers * 4) : 1;
+  const int64_t row_tiles = (M + kRowTile - 1) / kRowTile;
+  const int64_t row_chunks =
+      workers > 1 && pairs < workers * 2 ? std::min<int64_t>(row_tiles, workers * 2) : 1;
+  auto run_task = [&](size_t task, size_t) {
+    const int64_t chunk = int64_t(task) % chunks, rchunk = int64_t(task) / chunks;
+    const int64_t p0 = std::min(s.panels(), 2 * (pairs * chunk / chunks));
+    const int64_t p1 = std::min(s.panels(), 2 * (pairs * (chunk + 1) / chunks));
+    const int64_t m0 = std::min(M, kRowTile * (row_tiles * rchunk / row_chunks));
+    const int64_t m1 = std::min(M, kRowTile * (row_tiles * (rchunk + 1) / row_chunks));
+    if (m1 <= m0 || p1 <= p0) return;
+    const size_t n = size_t(m1 - m0);
+    float* cm = c + size_t(m0) * ldc;
+    if (n == 1) {
+      fn(s, rows.data() + m0, 1, packed, p0, p1, cm, ldc, bias);
       return;
     }
-    for (int64_t p = p0; p < p1; ++p) {
-      for (size_t m = 0; m < size_t(M); m += kRowTile) {
-        const size_t n = std::min(kRowTile, size_t(M) - m);
-        fn(s, rows.data() + m, n, packed, p, p + 1, c + m * ldc, ldc, bias);
-      }
+    for (int64_t p = p0; p < p1; p += 2) {
+      fn(s, rows.data() + m0, n, packed, p, std::min(p + 2, p1), cm, ldc, bias);
     }
   };
-  if (chunks > 1) {
-    pool->parallel_for(size_t(chunks), run_chunk);
+  const int64_t tasks = chunks * row_chunks;
+  if (tasks > 1) {
+    pool->parallel_for(size_t(tasks), run_task);
   } else {
-    run_chunk(0, 0);
+    run_task(0, 0);
   }
 }
 

@@ -70,8 +70,12 @@ struct QARow {
   const float* a_qsum = nullptr;   // level 4: [k_blocks] sa * sum(qa)
 };
 
-// Microkernel: rows `rows` (<= 4) of prepared A against panels [p0, p1);
+// Microkernel: rows `rows` (any count) of prepared A against panels [p0, p1);
 // writes C[r][16 p + j] for the columns below N, adding bias[16 p + j] when set.
+// Every kernel computes each output element bitwise as q_gemm_*_ref does,
+// whatever the row count or tiling: a row's result does not depend on M
+// (docs/decisions.md, "MatMulNBits batch invariance"). The AVX-512 kernels tile
+// level 4 as 4 rows x 2 panels (32 columns), level 0 as 4 rows x 1 panel.
 using QGemmUkernel = void (*)(const QGemmShape& shape, const QARow* rows, size_t row_count,
                               const uint8_t* packed, int64_t p0, int64_t p1, float* c, size_t ldc,
                               const float* bias);

@@ -1,5 +1,15 @@
 // Portable twins of the block-quantized microkernels (q4_gemm.h): the same
-// per-block formulas, summed in plain loops.
+// per-block formulas in the same order, so every SIMD kernel (any row tile, any
+// panel grouping) is bitwise equal to these loops:
+//   level 0: per block two float chains, even k's and odd k's, each
+//            fma(a_k, q_k, chain); then acc = fma(even + odd, s, acc) and
+//            acc = fma(-corr, sum(a), acc);
+//   level 4: the exact int32 dot; acc = fma(float(dot), s * sa, acc) and
+//            acc = fma(-corr, sa * sum(qa), acc).
+// The final bias is one float add. std::fma makes each fusion explicit, so the
+// result does not depend on -ffp-contract.
+#include <cmath>
+
 #include "kernels/q4_gemm/q4_gemm.h"
 
 namespace onnx_prepack::kernels {
@@ -31,13 +41,17 @@ void q_gemm_ref(const QGemmShape& s, const QARow* rows, size_t row_count, const 
             for (int64_t i = 0; i < s.block; ++i) {
               dot += int32_t(a.qa[kb * s.block + i]) * code_at(s, rec, j, i);
             }
-            acc[j] += a.a_scale[kb] * scales[j] * float(dot) - corr[j] * a.a_qsum[kb];
+            const float scale = scales[j] * a.a_scale[kb];
+            acc[j] = std::fma(float(dot), scale, acc[j]);
+            acc[j] = std::fma(-corr[j], a.a_qsum[kb], acc[j]);
           } else {
-            float dot = 0;
+            float chain[2] = {0.0f, 0.0f};
             for (int64_t i = 0; i < s.block; ++i) {
-              dot += a.a[kb * s.block + i] * float(code_at(s, rec, j, i));
+              chain[i & 1] =
+                  std::fma(a.a[kb * s.block + i], float(code_at(s, rec, j, i)), chain[i & 1]);
             }
-            acc[j] += scales[j] * dot - corr[j] * a.a_sum[kb];
+            acc[j] = std::fma(chain[0] + chain[1], scales[j], acc[j]);
+            acc[j] = std::fma(-corr[j], a.a_sum[kb], acc[j]);
           }
         }
       }
