@@ -127,6 +127,8 @@ def test_errors_raise_the_package_classes(decoder):
         params.set_search_options(max_lenght=8)
     with pytest.raises(ValueError, match="search option top_k"):
         params.set_search_options(top_k="many")
+    with pytest.raises(ValueError, match="search option do_sample"):
+        params.set_search_options(do_sample="no")
     gen = og.Generator(model, params)
     with pytest.raises(op.InvalidArgument, match="append_tokens"):
         gen.generate_next_token()
@@ -142,3 +144,10 @@ def test_errors_raise_the_package_classes(decoder):
         og.Generator(model, og.GeneratorParams(model))
     with pytest.raises(op.NoSuchFile):
         og.Model(decoder / "missing.onnx")
+    with pytest.raises(op.InvalidArgument, match="verify"):
+        og.Model(decoder, verify="sometimes")
+
+
+def test_model_options_pass_to_the_engine(decoder):
+    assert og.Model(decoder, threads=2).threads == 2
+    assert og.Model(decoder, threads=1, verify="off", weights="plain").threads == 1

@@ -28,11 +28,18 @@ from . import _onnx_prepack as _core
 
 __all__ = ["Model", "GeneratorParams", "Generator", "generate"]
 
+def _flag(v):
+    """A bool, or the ints 0 / 1 (not any truthy value: "no" is no flag)."""
+    if isinstance(v, (bool, np.bool_)) or (isinstance(v, (int, np.integer)) and v in (0, 1)):
+        return bool(v)
+    raise ValueError("expected True or False")
+
+
 # onnxruntime-genai's search option names (and ours) -> (engine field, conversion).
 _OPTIONS = {
     "max_length": ("max_length", int),
     "max_new_tokens": ("max_new_tokens", int),
-    "do_sample": ("do_sample", bool),
+    "do_sample": ("do_sample", _flag),
     "top_k": ("top_k", int),
     "top_p": ("top_p", float),
     "temperature": ("temperature", float),
@@ -103,7 +110,8 @@ class GeneratorParams:
             try:
                 v = convert(value)
             except (TypeError, ValueError) as e:
-                raise InvalidArgument(f"search option {name}: {value!r} is not valid ({e})") from None
+                raise InvalidArgument(
+                    f"search option {name}: {value!r} is not valid ({e})") from None
             if name == "random_seed" and v == -1:
                 v = int.from_bytes(os.urandom(8), "little") >> 1
             if name == "random_seed" and v < 0:
