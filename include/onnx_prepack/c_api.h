@@ -454,7 +454,7 @@ OP_API op_status_code op_session_get_timings(const op_session* session, op_sessi
 /* The engine's GeneratorParams (docs/llm.md, "Parameters"). Start from
  * op_generator_params_default(). */
 typedef struct op_generator_params {
-  int64_t max_length; /* tokens per sequence, prompt included; 0: longest prompt + max_new_tokens */
+  int64_t max_length;      /* with the prompt; 0: longest prompt + max_new_tokens */
   int64_t max_new_tokens;  /* tokens generated per sequence at most; 0: until max_length */
   int32_t do_sample;       /* 0 (default): greedy, the lowest id on ties; 1: sample */
   float temperature;       /* > 0 when sampling; default 1 */
