@@ -176,4 +176,24 @@ int print_help(const CommandSpec& spec) {
   return kExitOk;
 }
 
+std::optional<Args> parse_model_command(int argc, char** argv, const CommandSpec& spec,
+                                        int& exit_code) {
+  auto args = Args::parse(argc, argv, spec);
+  if (!args.ok()) {
+    exit_code = usage_error(spec, args.status().message());
+    return std::nullopt;
+  }
+  if (args->has("help")) {
+    exit_code = print_help(spec);
+    return std::nullopt;
+  }
+  if (args->positionals().size() != 1) {
+    exit_code = usage_error(spec, "expected one MODEL, got " +
+                                      std::to_string(args->positionals().size()) + " operands");
+    return std::nullopt;
+  }
+  exit_code = kExitOk;
+  return std::move(*args);
+}
+
 }  // namespace onnx_prepack::cli

@@ -54,6 +54,11 @@ int report_error(const std::string& command, const Status& s);
 int usage_error(const CommandSpec& spec, const std::string& message);
 // Prints the help of a command on stdout; returns kExitOk.
 int print_help(const CommandSpec& spec);
+// The start of every command that takes one MODEL operand: argv parsed
+// against `spec`. Empty after --help (printed), a parse error or not exactly
+// one operand (a usage error), with `exit_code` what the command returns.
+std::optional<Args> parse_model_command(int argc, char** argv, const CommandSpec& spec,
+                                        int& exit_code);
 
 // JSON mode: set by main when the command line has --json, so that every
 // error, the parser's too, is one JSON object on stdout.

@@ -13,13 +13,9 @@
 namespace onnx_prepack::cli {
 int cmd_check(int argc, char** argv) {
   const CommandSpec& spec = *find_command("check");
-  auto args = Args::parse(argc, argv, spec);
-  if (!args.ok()) return usage_error(spec, args.status().message());
-  if (args->has("help")) return print_help(spec);
-  if (args->positionals().size() != 1) {
-    return usage_error(spec, "expected one MODEL, got " +
-                                 std::to_string(args->positionals().size()) + " operands");
-  }
+  int exit_code = kExitOk;
+  auto args = parse_model_command(argc, argv, spec, exit_code);
+  if (!args) return exit_code;
   auto model = format::Model::load(args->positionals()[0]);
   // 2 when the model is missing or malformed, 3 when the system refuses the read.
   if (!model.ok()) return report_error("check", model.status());

@@ -83,13 +83,9 @@ base::Json files_json(const CompileSummary& s) {
 
 int cmd_compile(int argc, char** argv) {
   const CommandSpec& spec = *find_command("compile");
-  auto args = Args::parse(argc, argv, spec);
-  if (!args.ok()) return usage_error(spec, args.status().message());
-  if (args->has("help")) return print_help(spec);
-  if (args->positionals().size() != 1) {
-    return usage_error(spec, "expected one MODEL, got " +
-                                 std::to_string(args->positionals().size()) + " operands");
-  }
+  int exit_code = kExitOk;
+  auto args = parse_model_command(argc, argv, spec, exit_code);
+  if (!args) return exit_code;
   if (!args->get("output")) return usage_error(spec, "-o OUT is required");
   auto threads = args->get_int("threads", kDefaultThreads, 0, kMaxThreads);
   if (!threads.ok()) return report_error("compile", threads.status());

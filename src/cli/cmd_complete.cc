@@ -104,13 +104,9 @@ Json ids_json(const std::vector<int64_t>& ids) {
 int cmd_complete(int argc, char** argv) {
   const auto t_start = Clock::now();
   const CommandSpec& spec = *find_command("complete");
-  auto args = Args::parse(argc, argv, spec);
-  if (!args.ok()) return usage_error(spec, args.status().message());
-  if (args->has("help")) return print_help(spec);
-  if (args->positionals().size() != 1) {
-    return usage_error(spec, "expected one MODEL, got " +
-                                 std::to_string(args->positionals().size()) + " operands");
-  }
+  int exit_code = kExitOk;
+  auto args = parse_model_command(argc, argv, spec, exit_code);
+  if (!args) return exit_code;
   if (args->get_all("prompt").empty()) return usage_error(spec, "--prompt IDS is required");
   std::vector<std::vector<int64_t>> prompts;
   for (const std::string& s : args->get_all("prompt")) {

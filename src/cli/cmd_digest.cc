@@ -19,13 +19,9 @@
 namespace onnx_prepack::cli {
 int cmd_digest(int argc, char** argv) {
   const CommandSpec& spec = *find_command("digest");
-  auto args = Args::parse(argc, argv, spec);
-  if (!args.ok()) return usage_error(spec, args.status().message());
-  if (args->has("help")) return print_help(spec);
-  if (args->positionals().size() != 1) {
-    return usage_error(spec, "expected one MODEL, got " +
-                                 std::to_string(args->positionals().size()) + " operands");
-  }
+  int exit_code = kExitOk;
+  auto args = parse_model_command(argc, argv, spec, exit_code);
+  if (!args) return exit_code;
   const std::string algorithm_text = args->get("algorithm").value_or("blake3");
   const auto algorithm = digest::algorithm_from_name(algorithm_text);
   if (!algorithm) {

@@ -91,14 +91,10 @@ void print_text(const engine::ExplainReport& r) {
 
 int cmd_explain(int argc, char** argv) {
   const CommandSpec& spec = *find_command("explain");
-  auto parsed = Args::parse(argc, argv, spec);
-  if (!parsed.ok()) return usage_error(spec, parsed.status().message());
+  int exit_code = kExitOk;
+  auto parsed = parse_model_command(argc, argv, spec, exit_code);
+  if (!parsed) return exit_code;
   const Args& args = *parsed;
-  if (args.has("help")) return print_help(spec);
-  if (args.positionals().size() != 1) {
-    return usage_error(
-        spec, "expected one MODEL, got " + std::to_string(args.positionals().size()) + " operands");
-  }
   engine::ExplainOptions options;
   const std::string verify(
       args.get("verify").value_or(std::string(verify_policy_name(options.verify))));

@@ -109,13 +109,9 @@ void print_human(const Json& j, const format::Model& model) {
 
 int cmd_inspect(int argc, char** argv) {
   const CommandSpec& spec = *find_command("inspect");
-  auto args = Args::parse(argc, argv, spec);
-  if (!args.ok()) return usage_error(spec, args.status().message());
-  if (args->has("help")) return print_help(spec);
-  if (args->positionals().size() != 1) {
-    return usage_error(spec, "expected one MODEL, got " +
-                                 std::to_string(args->positionals().size()) + " operands");
-  }
+  int exit_code = kExitOk;
+  auto args = parse_model_command(argc, argv, spec, exit_code);
+  if (!args) return exit_code;
   auto model = format::Model::load(args->positionals()[0]);
   if (!model.ok()) return report_error("inspect", model.status());
   Json j = engine::inspect_json(**model);

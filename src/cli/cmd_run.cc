@@ -312,13 +312,9 @@ void print_text(const Engine& engine, const RunReport& r,
 int cmd_run(int argc, char** argv) {
   const auto t_start = Clock::now();
   const CommandSpec& spec = *find_command("run");
-  auto args = Args::parse(argc, argv, spec);
-  if (!args.ok()) return usage_error(spec, args.status().message());
-  if (args->has("help")) return print_help(spec);
-  if (args->positionals().size() != 1) {
-    return usage_error(spec, "expected one MODEL, got " +
-                                 std::to_string(args->positionals().size()) + " operands");
-  }
+  int exit_code = kExitOk;
+  auto args = parse_model_command(argc, argv, spec, exit_code);
+  if (!args) return exit_code;
   auto repeat = args->get_int("repeat", 0, 0, 1000000);
   auto seed = args->get_int("seed", 1, 0, 1ll << 62);
   // Up to about 31 years: a bound, not a time point that could overflow.

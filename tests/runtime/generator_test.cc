@@ -47,6 +47,18 @@ std::unique_ptr<Engine> open(const std::string& path) {
   return std::move(*e);
 }
 
+// A greedy generator of `max_new_tokens` on the tiny genai decoder, its prompt step run.
+std::unique_ptr<Generator> prompted(Engine& engine, int64_t max_new_tokens) {
+  GeneratorParams p;
+  p.max_new_tokens = max_new_tokens;
+  auto gen = Generator::create(engine, p);
+  EXPECT_TRUE(gen.ok()) << gen.status().message();
+  if (!gen.ok()) return nullptr;
+  const Status st = (*gen)->append_tokens({kPrompt});
+  EXPECT_TRUE(st.ok()) << st.message();
+  return st.ok() ? std::move(*gen) : nullptr;
+}
+
 HostTensor ints(runtime::Shape shape, const std::vector<int64_t>& v) {
   HostTensor t = HostTensor::allocate(runtime::kInt64, std::move(shape));
   std::memcpy(t.mutable_data(), v.data(), v.size() * sizeof(int64_t));
@@ -187,16 +199,13 @@ TEST(Generator, OptimumBatch2LeftPaddedMatchesTheCopyingLoopBitwise) {
 // The decode steps of a genai decoder keep one plan: the mask is max_length wide.
 TEST(Generator, GenaiDecodeStepsKeepOnePlan) {
   auto engine = open(write_tiny("genai"));
-  GeneratorParams p;
-  p.max_new_tokens = 8;
-  auto gen = Generator::create(*engine, p);
-  ASSERT_TRUE(gen.ok());
-  ASSERT_TRUE((*gen)->append_tokens({kPrompt}).ok());
-  ASSERT_TRUE((*gen)->generate_next_token().ok());
-  const double planned = (*gen)->stats().plan_ms;
-  for (int i = 0; i < 5; ++i) ASSERT_TRUE((*gen)->generate_next_token().ok());
+  auto gen = prompted(*engine, 8);
+  ASSERT_NE(gen, nullptr);
+  ASSERT_TRUE(gen->generate_next_token().ok());
+  const double planned = gen->stats().plan_ms;
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(gen->generate_next_token().ok());
   // A replan of the tiny model takes over a millisecond; the check costs microseconds.
-  EXPECT_LT((*gen)->stats().plan_ms - planned, 0.5);
+  EXPECT_LT(gen->stats().plan_ms - planned, 0.5);
 }
 
 std::vector<int64_t> sample(Engine& engine, uint64_t seed) {
@@ -263,16 +272,14 @@ TEST(Generator, AppendingTokensLaterMatchesOnePrompt) {
   // prompt + greedy token + more tokens, run as a later step, gives the
   // tokens that the whole sequence as one prompt gives.
   auto engine = open(write_tiny("genai"));
-  GeneratorParams p;
-  p.max_new_tokens = 6;
-  auto gen = Generator::create(*engine, p);
-  ASSERT_TRUE(gen.ok());
-  ASSERT_TRUE((*gen)->append_tokens({kPrompt}).ok());
-  ASSERT_TRUE((*gen)->append_tokens({{9, 10}}).ok());
-  while (!(*gen)->is_done()) ASSERT_TRUE((*gen)->generate_next_token().ok());
-  std::vector<int64_t> whole = (*gen)->sequence(0);
+  auto gen = prompted(*engine, 6);
+  ASSERT_NE(gen, nullptr);
+  ASSERT_TRUE(gen->append_tokens({{9, 10}}).ok());
+  while (!gen->is_done()) ASSERT_TRUE(gen->generate_next_token().ok());
+  std::vector<int64_t> whole = gen->sequence(0);
   std::vector<int64_t> prefix(whole.begin(), whole.begin() + int64_t(kPrompt.size()) + 3);
   auto engine2 = open(write_tiny("genai"));
+  GeneratorParams p;
   p.max_new_tokens = int64_t(whole.size() - prefix.size());
   auto again = generate(*engine2, {prefix}, p);
   ASSERT_TRUE(again.ok());
