@@ -20,6 +20,7 @@
 #include "format/tensor_info.h"
 #include "onnx_prepack/engine.hpp"
 #include "python/py_convert.h"
+#include "python/py_generator.h"
 #include "python/py_session.h"
 
 namespace onnx_prepack::python {
@@ -143,6 +144,7 @@ PYBIND11_MODULE(_onnx_prepack, m) {
   m.attr("__version__") = ONNX_PREPACK_VERSION_STRING;
   register_exceptions(m);
   bind_session(m);
+  bind_generator(m);
   m.def("compile", &py_compile, py::arg("src"), py::arg("dst"), py::arg("targets") = py::none(),
         py::arg("digest") = "blake3", py::arg("lift_constants") = true,
         py::arg("threads") = kDefaultThreads, py::arg("memo") = true,
