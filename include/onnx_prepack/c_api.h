@@ -6,7 +6,7 @@
  *                it asks for a source initializer in the formats it reads and
  *                gets a mapped payload (hit) or a miss reason
  *   op_session   our CPU runtime on one model, weights through the resolver
- *   op_generator token generation (the KV-cache loop) on a session's decoder
+ *   op_generator token generation (the KV-cache loop) on a session of a decoder
  *
  * Errors: every function returning op_status_code sets a thread-local message,
  * read with op_last_error_message() (empty after a call that succeeded).
@@ -449,81 +449,69 @@ typedef struct op_session_timings {
 } op_session_timings;
 OP_API op_status_code op_session_get_timings(const op_session* session, op_session_timings* out);
 
-/* ---- generation (docs/llm.md, "Generation"; docs/c-api.md) -------------- */
+/* ---- generator (token generation on a decoder: docs/llm.md, "Generation") -- */
 
-/* The KV-cache generation loop of onnxruntime-genai's Generator on a
- * session's decoder (genai or optimum form). Tokenization is the caller's:
- * prompts and results are token ids. */
+/* The engine's GeneratorParams (docs/llm.md, "Parameters"). Start from
+ * op_generator_params_default(). */
 typedef struct op_generator_params {
-  int64_t max_length;     /* tokens per sequence, prompt included: the KV cache's rows;
-                             0 = the longest prompt + max_new_tokens */
-  int64_t max_new_tokens; /* tokens generated per sequence at most; 0 = until max_length.
-                             One of the two must be set */
-  int32_t do_sample;      /* 0: greedy (argmax, the lowest id on ties); 1: sample */
-  float temperature;      /* logits divided by it before sampling; > 0 (default 1) */
-  int64_t top_k;          /* sample among the k most likely; 0 = all */
-  float top_p;            /* in (0, 1]: the smallest set whose probability reaches it (default 1) */
-  uint64_t seed;          /* the sampler's seed: the same seed, the same tokens */
-  const int64_t* stop_ids; /* a sequence that emits one is done (the id is kept); copied */
-  uint64_t n_stop_ids;
-  int64_t pad_token_id; /* fills shorter prompts and finished sequences' steps (default 0) */
+  int64_t max_length;      /* with the prompt; 0: longest prompt + max_new_tokens */
+  int64_t max_new_tokens;  /* tokens generated per sequence at most; 0: until max_length */
+  int32_t do_sample;       /* 0 (default): greedy, the lowest id on ties; 1: sample */
+  float temperature;       /* > 0 when sampling; default 1 */
+  int64_t top_k;           /* > 0: sample among the k most likely; 0 (default): all */
+  float top_p;             /* in (0, 1]; default 1 */
+  uint64_t seed;           /* the sampler's seed: the same seed, the same tokens */
+  const int64_t* stop_ids; /* a sequence emitting one is done; copied by op_generator_create */
+  uint64_t n_stop_ids;     /* stop_ids may be NULL when 0 */
+  int64_t pad_token_id;    /* fills shorter prompts and finished sequences' steps; default 0 */
 } op_generator_params;
 
-/* All zero but temperature 1 and top_p 1: greedy, and max_length and
- * max_new_tokens to be set by the caller. */
 OP_API op_generator_params op_generator_params_default(void);
 
+/* The KV-cache loop of one generation on a session's engine. The session must
+ * outlive the generator and is used by it alone while it generates (no
+ * op_session_run and no second generator stepping on it meanwhile). */
 typedef struct op_generator op_generator;
 
-/* A generator on `session`'s decoder. The session must outlive it; while it
- * lives the session runs only for it (op_session_run and a second
- * op_generator_create on that session are INVALID_ARGUMENT). `params` NULL =
- * the defaults (which set no length: INVALID_ARGUMENT). A model that is no
- * decoder, or a parameter out of range, is INVALID_ARGUMENT naming it. */
+/* Recognises the decoder form of the session's model (genai or optimum) and
+ * checks `params` (NULL = the defaults, which set neither max_length nor
+ * max_new_tokens: an INVALID_ARGUMENT). INVALID_ARGUMENT naming the parameter or
+ * the missing input otherwise; RESOURCE_EXHAUSTED for a KV cache past the budget. */
 OP_API op_status_code op_generator_create(op_session* session, const op_generator_params* params,
                                           op_generator** out);
-OP_API void op_generator_free(op_generator* generator); /* NULL is ignored */
-
-/* The prompt: `rows` sequences (the batch), row r holding row_lengths[r] ids,
- * the rows one after another in `ids`. Runs the prompt step and chooses each
- * sequence's first new token. A later call (batch 1 only) appends more ids
- * and runs them as one step. An empty row or an id outside [0, vocabulary) is
- * INVALID_ARGUMENT naming the row. */
+/* The prompt: `rows` sequences, row r holding row_lengths[r] ids, concatenated in
+ * `ids`. Runs the prompt step and chooses each sequence's first new token. A later
+ * call (rows == 1) appends tokens to the sequence. INVALID_ARGUMENT for no rows, an
+ * empty row, an id outside [0, vocabulary). */
 OP_API op_status_code op_generator_append_tokens(op_generator* generator, const int64_t* ids,
-                                                 const int64_t* row_lengths, uint64_t rows);
-/* One decode step: every sequence not done chooses its next token. */
+                                                 const uint64_t* row_lengths, uint64_t rows);
+/* One decode step (INVALID_ARGUMENT before append_tokens or when done). */
 OP_API op_status_code op_generator_generate_next_token(op_generator* generator);
-/* *out = 1 when every sequence is done (a stop id, max_new_tokens or max_length), else 0. */
-OP_API op_status_code op_generator_is_done(const op_generator* generator, int32_t* out);
-/* The token each sequence chose in the last step (pad_token_id for one already
- * done): *count = the batch size; the ids are copied into out[0..count-1]
- * when `out` is not NULL (OUT_OF_RANGE when capacity < count). */
+/* *out = 1 when every sequence is done (0 before the prompt). */
+OP_API op_status_code op_generator_is_done(const op_generator* generator, int* out);
+/* The token each sequence chose in the last step (batch-size values). *count is
+ * set to the batch size even when `capacity` is short, which returns
+ * OUT_OF_RANGE (call with capacity 0 to size the buffer). */
 OP_API op_status_code op_generator_get_next_tokens(const op_generator* generator, int64_t* out,
                                                    uint64_t capacity, uint64_t* count);
-/* Sequence `index`'s prompt and generated ids: *length set, the ids copied
- * into `out` when it is not NULL (OUT_OF_RANGE when capacity < length, or
- * index past the batch). Call with out NULL to size the buffer. */
+/* Prompt and generated ids of sequence `index`, padding excluded; *count as above
+ * (OUT_OF_RANGE also for an index past the batch). */
 OP_API op_status_code op_generator_get_sequence(const op_generator* generator, uint64_t index,
-                                                int64_t* out, uint64_t capacity, uint64_t* length);
-/* The last step's logits, batch x vocab_size floats, row by row: *count set,
- * copied when `out` is not NULL (OUT_OF_RANGE when capacity < count). */
-OP_API op_status_code op_generator_get_logits(const op_generator* generator, float* out,
-                                              uint64_t capacity, uint64_t* count);
+                                                int64_t* out, uint64_t capacity, uint64_t* count);
 
+/* What the generation took so far, in milliseconds of wall time. */
 typedef struct op_generation_stats {
   double first_token_ms;           /* the prompt step: planning, the run, the choice */
-  double decode_ms;                /* every step after it */
-  double plan_ms;                  /* planning, included in the two above */
-  double decode_tokens_per_second; /* decode steps per second (0 before the second step) */
-  int64_t prompt_tokens;           /* over the batch, padding excluded */
-  int64_t decode_steps;            /* steps after the prompt step */
-  int64_t new_tokens;              /* generated over the batch, the prompt step's included */
-  uint64_t batch_size;             /* 0 before op_generator_append_tokens */
-  int64_t vocab_size;
-  const char* form; /* "genai" or "optimum"; static */
+  double decode_ms;                /* every step after the prompt step */
+  double decode_tokens_per_second; /* decode steps per second; 0 before the second step */
+  double plan_ms;                  /* planning, included in the times above */
+  uint64_t prompt_tokens;          /* over the batch, padding excluded */
+  uint64_t decode_steps;
+  uint64_t new_tokens; /* generated over the batch, the prompt step's included */
 } op_generation_stats;
 OP_API op_status_code op_generator_get_stats(const op_generator* generator,
                                              op_generation_stats* out);
+OP_API void op_generator_free(op_generator* generator); /* NULL is ignored */
 
 #ifdef __cplusplus
 } /* extern "C" */

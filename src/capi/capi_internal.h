@@ -81,9 +81,6 @@ struct op_session {
   std::vector<onnx_prepack::runtime::HostTensor> outputs;
   std::vector<onnx_prepack::runtime::WeightDecision> decisions;  // copy for op_session_weight
   op_session_timings timings{};
-  // The op_generator running on this session, if any: while it lives the
-  // engine is its alone (capi_generator.cc).
-  op_generator* generator = nullptr;
 };
 
 // Atomic flag: op_run_options_set_terminate may race with a run reading it.

@@ -58,10 +58,6 @@ Status create_session(const op_session_options* options, op_session** out, const
 
 Status run_session(op_session* s, const op_input* in, size_t n, const RunOptions& run_options,
                    const char* kFn) {
-  if (s->generator != nullptr) {
-    return invalid_argument(std::string(kFn) +
-                            ": the session's generator is using it (op_generator_free it first)");
-  }
   if (n > 0 && in == nullptr) {
     return invalid_argument(std::string(kFn) + ": inputs is null with n_inputs " +
                             std::to_string(n));

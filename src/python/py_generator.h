@@ -1,6 +1,7 @@
-// onnx_prepack._onnx_prepack.Generator, generate and genai_model: the engine's
-// token generation (include/onnx_prepack/generator.hpp) for the package's
-// onnxruntime-genai-shaped onnx_prepack.genai (src/python/onnx_prepack/genai.py).
+// onnx_prepack._onnx_prepack.GenModel, GeneratorParams, Generator and
+// generate: the engine's Generator (include/onnx_prepack/generator.hpp) for
+// the package's onnxruntime-genai-shaped submodule onnx_prepack.genai
+// (docs/python.md, "Generation").
 #pragma once
 
 #include <pybind11/pybind11.h>

@@ -94,9 +94,6 @@ class EngineSession {
 
   explicit EngineSession(std::unique_ptr<Engine> engine) : engine_(std::move(engine)) {}
 
-  // For py_generator.cc (session_engine): a generator runs on this engine.
-  Engine& engine() { return *engine_; }
-
   // Another engine over the same parsed model with the same options (its own
   // plan, arena, thread pool and prepared weights): what lets the package run
   // one session from several threads at once.
@@ -316,10 +313,6 @@ class EngineSession {
 };
 
 }  // namespace
-
-Engine& session_engine(const py::object& session) {
-  return session.cast<EngineSession&>().engine();
-}
 
 void bind_session(py::module_& m) {
   py::class_<NodeArg>(m, "NodeArg", "A graph input or output, as onnxruntime's NodeArg.")

@@ -4,7 +4,8 @@ The package is a thin adapter of the engine: the compiled core
 ``onnx_prepack._onnx_prepack`` (one engine per ``Session``, the JSON functions,
 the exception classes) and, here, onnxruntime's Python-level API over it:
 ``InferenceSession`` with ``SessionOptions`` and providers, ``RunOptions``,
-``OrtValue``, ``IOBinding``, ``ModelMetadata`` (docs/python.md).
+``OrtValue``, ``IOBinding``, ``ModelMetadata`` (docs/python.md). Token generation with
+onnxruntime-genai's API is the submodule ``onnx_prepack.genai``.
 """
 from __future__ import annotations
 

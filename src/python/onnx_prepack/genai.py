@@ -1,257 +1,224 @@
-"""onnxruntime-genai's Python API, the common loop, on onnx-prepack's engine.
+"""Token generation with onnxruntime-genai's Python API (docs/python.md, "Generation").
 
-``import onnx_prepack.genai as og`` then, as with ``onnxruntime_genai``::
+``Model``, ``GeneratorParams`` and ``Generator`` shaped like ``onnxruntime_genai``'s,
+over the engine's Generator (include/onnx_prepack/generator.hpp, docs/llm.md): this
+layer only shapes the arguments and maps onnxruntime-genai's option names; every rule
+(empty prompt, token ids outside the vocabulary, parameter ranges, a model that is no
+decoder) is the engine's, raised as the package's exception classes. Tokenization stays
+with the caller: prompts and results are token ids.
 
-    model = og.Model("model_dir")            # a folder (genai_config.json, model.onnx) or a file
+    import onnx_prepack.genai as og
+    model = og.Model("model.onnx")
     params = og.GeneratorParams(model)
-    params.set_search_options(max_length=64, do_sample=True, top_p=0.9, random_seed=7)
-    generator = og.Generator(model, params)
-    generator.append_tokens([1, 15043, 3186])  # ids: tokenization stays with the caller
-    while not generator.is_done():
-        generator.generate_next_token()
-    ids = generator.get_sequence(0)
-
-    og.generate(model, [[1, 15043], [1, 450, 4996]], max_new_tokens=16)  # the whole loop
-
-A thin adapter: onnxruntime-genai's option names become the engine's here; the
-loop, the checks and genai_config.json's defaults are the engine's
-(include/onnx_prepack/generator.hpp, docs/python.md "onnx_prepack.genai").
+    params.set_search_options(max_length=64)
+    gen = og.Generator(model, params)
+    gen.append_tokens([1, 2, 3])
+    while not gen.is_done():
+        gen.generate_next_token()
+    ids = gen.get_sequence(0)
 """
 from __future__ import annotations
 
-import difflib
-import threading
+import os
 
+import numpy as np
+
+from . import InvalidArgument
 from . import _onnx_prepack as _core
-from ._onnx_prepack import InvalidArgument
-from ._onnx_prepack import NotImplemented as _NotImplemented
 
-__all__ = ["Model", "GeneratorParams", "Generator", "generate", "SEARCH_OPTIONS"]
+__all__ = ["Model", "GeneratorParams", "Generator", "generate"]
 
-# onnxruntime-genai's search option -> the engine's name; the last three are onnx-prepack's own
-# (onnxruntime-genai reads them from genai_config.json only).
-_MAPPED = {
-    "max_length": "max_length",
-    "do_sample": "do_sample",
-    "temperature": "temperature",
-    "top_k": "top_k",
-    "top_p": "top_p",
-    "random_seed": "seed",
-    "max_new_tokens": "max_new_tokens",
-    "eos_token_id": "stop_ids",
-    "pad_token_id": "pad_token_id",
+def _flag(v):
+    """A bool, or the ints 0 / 1 (not any truthy value: "no" is no flag)."""
+    if isinstance(v, (bool, np.bool_)) or (isinstance(v, (int, np.integer)) and v in (0, 1)):
+        return bool(v)
+    raise ValueError("expected True or False")
+
+
+# onnxruntime-genai's search option names (and ours) -> (engine field, conversion).
+_OPTIONS = {
+    "max_length": ("max_length", int),
+    "max_new_tokens": ("max_new_tokens", int),
+    "do_sample": ("do_sample", _flag),
+    "top_k": ("top_k", int),
+    "top_p": ("top_p", float),
+    "temperature": ("temperature", float),
+    "random_seed": ("seed", int),
+    "stop_token_ids": ("stop_ids", lambda v: [int(i) for i in v]),
+    "pad_token_id": ("pad_token_id", int),
 }
-# onnxruntime-genai's options the engine has no counterpart for: accepted at the value that
-# changes nothing, NotImplemented otherwise.
-_NEUTRAL = {
-    "min_length": 0,
-    "num_beams": 1,
-    "num_return_sequences": 1,
-    "repetition_penalty": 1.0,
-    "length_penalty": 1.0,
-    "diversity_penalty": 0.0,
-    "no_repeat_ngram_size": 0,
-}
-# Accepted and without effect: the engine always shares one past/present buffer (genai form),
-# stops each sequence on its own, and takes the batch size from the rows given.
-_IGNORED = ("early_stopping", "past_present_share_buffer", "batch_size")
-
-SEARCH_OPTIONS = tuple(_MAPPED) + tuple(_NEUTRAL) + _IGNORED
-
-
-def _engine_options(options):
-    """onnxruntime-genai's keywords -> the engine's (InvalidArgument for an unknown name)."""
-    out = {}
-    for name, value in options.items():
-        if name in _MAPPED:
-            out[_MAPPED[name]] = value
-        elif name in _NEUTRAL:
-            if value != _NEUTRAL[name]:
-                raise _NotImplemented(
-                    f"search option {name}={value!r} is not supported: onnx-prepack generates "
-                    f"greedily or by sampling ({name}={_NEUTRAL[name]!r} only)")
-        elif name not in _IGNORED:
-            near = difflib.get_close_matches(name, SEARCH_OPTIONS, n=1)
-            hint = f"; did you mean '{near[0]}'?" if near else ""
-            raise InvalidArgument(f"search option '{name}' is not known{hint} (known: "
-                                  f"{', '.join(SEARCH_OPTIONS)})")
-    return out
 
 
 class Model:
-    """A decoder on onnx-prepack's engine, as ``onnxruntime_genai.Model``.
+    """A decoder model on one engine: ``Model(path, *, threads=None, verify=None,
+    cache=None, weights=None, memo_dir=None, qdq=None)``.
 
-    ``path``: a model file, or a folder holding ``genai_config.json`` (its
-    ``model.decoder.filename``, else ``model.onnx``) or ``model.onnx``. A
-    ``genai_config.json`` beside the model gives the defaults of eos_token_id
-    (the stop ids), pad_token_id and max_length. Keywords are the engine's
-    options, as for ``InferenceSession``. Each generator alive at the same time
-    gets its own engine (the first is made here, later ones on demand, sharing
-    the parsed model).
+    ``path``: a model file, or a folder holding ``model.onnx`` (onnxruntime-genai's
+    layout; its genai_config.json is not read). The keywords are InferenceSession's,
+    passed to the engine. Generators made on one model share its engine and take
+    turns on it.
     """
 
-    def __init__(self, path, *, threads=None, verify=None, cache=None, memo_dir=None,
-                 weights=None, cache_max_bytes=None):
-        self._located = _core.genai_model(path)
+    def __init__(self, path, *, threads=None, verify=None, cache=None, weights=None,
+                 memo_dir=None, qdq=None):
+        path = os.fspath(path)
+        if os.path.isdir(path):
+            path = os.path.join(path, "model.onnx")
         args = {}
-        for k, v in (("verify", verify), ("weights", weights)):
+        for name, v in (("verify", verify), ("weights", weights), ("qdq", qdq)):
             if v is not None:
-                args[k] = str(v)
-        for k, v in (("cache", cache), ("memo_dir", memo_dir)):
-            if v is not None:
-                args[k] = v
-        if cache_max_bytes is not None:
-            args["cache_max_bytes"] = int(cache_max_bytes)
+                args[name] = str(v)
+        if cache is not None:
+            args["cache"] = cache
+        if memo_dir is not None:
+            args["memo_dir"] = memo_dir
         if threads is not None:
             if int(threads) < 0:
                 raise InvalidArgument(f"threads must be >= 0, got {threads}")
             args["threads"] = int(threads)
-        self._first = _core.Session(self._located.model_path, **args)
-        self._free = [self._first]
-        self._lock = threading.Lock()
+        self.path = path
+        self._core = _core.GenModel(path, **args)
 
     @property
-    def path(self):
-        """The model file opened."""
-        return self._located.model_path
+    def threads(self):
+        """The engine's thread count."""
+        return self._core.threads
 
-    @property
-    def config_path(self):
-        """The genai_config.json whose defaults apply, or None."""
-        return self._located.config_path
-
-    @property
-    def device_type(self):
-        """"cpu": onnx-prepack runs on the CPU."""
-        return "cpu"
-
-    def _acquire(self):
-        with self._lock:
-            if self._free:
-                return self._free.pop()
-        return self._first.fork()
-
-    def _release(self, session):
-        with self._lock:
-            self._free.append(session)
+    def __repr__(self):
+        return f"Model('{self.path}')"
 
 
 class GeneratorParams:
-    """Search options for generators of ``model``, as ``onnxruntime_genai.GeneratorParams``."""
+    """The search options of a generation (docs/llm.md, "Parameters")."""
 
     def __init__(self, model):
         if not isinstance(model, Model):
-            raise InvalidArgument("GeneratorParams needs an onnx_prepack.genai.Model, got "
-                                  f"{type(model).__name__}")
-        self._model = model
-        self._options = {}
+            raise InvalidArgument("GeneratorParams needs an onnx_prepack.genai.Model")
+        self._core = _core.GeneratorParams()
 
     def set_search_options(self, **options):
-        """onnxruntime-genai's names: max_length, do_sample, temperature, top_k, top_p,
-        random_seed, and min_length, num_beams, num_return_sequences, repetition_penalty,
-        length_penalty, diversity_penalty, no_repeat_ngram_size at their neutral values
-        (early_stopping, past_present_share_buffer, batch_size accepted, without effect); and
-        onnx-prepack's max_new_tokens, eos_token_id (an id or a list: the stop ids) and
-        pad_token_id. Later calls add to (and override) earlier ones."""
-        self._options.update(_engine_options(options))
+        """Sets onnxruntime-genai's options: max_length, do_sample, top_k, top_p,
+        temperature, random_seed (-1: a random seed, as onnxruntime-genai), and
+        max_new_tokens, stop_token_ids, pad_token_id. An unknown name raises TypeError
+        naming it; a value of the wrong kind raises InvalidArgument (a ValueError)."""
+        for name in options:
+            if name not in _OPTIONS:
+                raise TypeError(f"set_search_options() got an unknown search option '{name}' "
+                                f"(known: {', '.join(_OPTIONS)})")
+        for name, value in options.items():
+            field, convert = _OPTIONS[name]
+            try:
+                v = convert(value)
+            except (TypeError, ValueError) as e:
+                raise InvalidArgument(
+                    f"search option {name}: {value!r} is not valid ({e})") from None
+            if name == "random_seed" and v == -1:
+                v = int.from_bytes(os.urandom(8), "little") >> 1
+            if name == "random_seed" and v < 0:
+                raise InvalidArgument(f"search option random_seed must be >= 0 or -1, got {v}")
+            setattr(self._core, field, v)
 
-    @property
-    def search_options(self):
-        """The options set so far, in the engine's names."""
-        return dict(self._options)
+    def __repr__(self):
+        c = self._core
+        return (f"GeneratorParams(max_length={c.max_length}, max_new_tokens={c.max_new_tokens}, "
+                f"do_sample={c.do_sample}, top_k={c.top_k}, top_p={c.top_p}, "
+                f"temperature={c.temperature}, random_seed={c.seed}, "
+                f"stop_token_ids={c.stop_ids}, pad_token_id={c.pad_token_id})")
+
+
+def _row(tokens, what):
+    a = np.asarray(tokens)
+    if a.size == 0:
+        return []
+    if a.dtype.kind not in "iu":
+        raise InvalidArgument(f"{what}: token ids must be integers, got dtype {a.dtype}")
+    if a.ndim != 1:
+        raise InvalidArgument(f"{what}: expected one row of token ids, got shape {a.shape}")
+    return a.astype(np.int64).tolist()
+
+
+def _rows(tokens):
+    """Rows of int ids: a list or 1-D array is one sequence; a 2-D array or a list of
+    lists (rows may differ in length) is a batch."""
+    if isinstance(tokens, (list, tuple)) and tokens and all(
+            isinstance(t, (list, tuple, np.ndarray)) for t in tokens):
+        return [_row(t, f"tokens row {i}") for i, t in enumerate(tokens)]
+    a = np.asarray(tokens)
+    if a.ndim == 2:
+        if a.size and a.dtype.kind not in "iu":
+            raise InvalidArgument(f"tokens: token ids must be integers, got dtype {a.dtype}")
+        return a.astype(np.int64).tolist()
+    if a.ndim > 2:
+        raise InvalidArgument(f"tokens: expected 1-D or 2-D token ids, got shape {a.shape}")
+    return [_row(a.reshape(-1), "tokens")]
 
 
 class Generator:
-    """The generation loop, as ``onnxruntime_genai.Generator``: append_tokens (the prompt
-    step), then generate_next_token until is_done. Token ids come back as int32 numpy arrays
-    (onnxruntime-genai's type)."""
+    """The KV-cache loop of one generation: ``Generator(model, params)``."""
 
     def __init__(self, model, params):
         if not isinstance(model, Model):
-            raise InvalidArgument(f"Generator needs an onnx_prepack.genai.Model, got "
-                                  f"{type(model).__name__}")
+            raise InvalidArgument("Generator needs an onnx_prepack.genai.Model")
         if not isinstance(params, GeneratorParams):
-            raise InvalidArgument(f"Generator needs an onnx_prepack.genai.GeneratorParams, got "
-                                  f"{type(params).__name__}")
-        self._model = model
-        self._session = model._acquire()
-        try:
-            self._gen = _core.Generator(self._session, model._located, params._options)
-        except BaseException:
-            model._release(self._session)
-            self._session = None
-            raise
-
-    def __del__(self):
-        self.close()
-
-    def close(self):
-        """Ends the generator now (else when it is collected): its engine goes back to the
-        model for the next generator."""
-        session = getattr(self, "_session", None)
-        if session is None:
-            return
-        self._gen = None
-        self._session = None
-        self._model._release(session)
-
-    def _g(self):
-        if self._session is None:
-            raise InvalidArgument("the generator is closed")
-        return self._gen
+            raise InvalidArgument("Generator needs an onnx_prepack.genai.GeneratorParams")
+        self._core = _core.Generator(model._core, params._core)
 
     def append_tokens(self, tokens):
-        """The prompt: a list of ids (one sequence), a list of rows (a batch; rows may differ
-        in length) or a 1-D / 2-D int32 or int64 numpy array. Runs the prompt step. A later
-        call (batch 1) appends more ids."""
-        self._g().append_tokens(tokens)
+        """The prompt: a list or 1-D int32/int64 array (one sequence), or a 2-D array
+        or list of lists (a batch); runs the prompt step. A later call (batch 1)
+        appends more tokens to the sequence."""
+        self._core.append_tokens(_rows(tokens))
 
     def generate_next_token(self):
-        """One decode step: every sequence not done chooses its next token."""
-        self._g().generate_next_token()
+        """One decode step: each sequence's next token."""
+        self._core.generate_next_token()
 
     def is_done(self):
-        """True when every sequence is done (an eos id, max_new_tokens or max_length)."""
-        return self._g().is_done()
+        """Every sequence is done (stop id, max_new_tokens or max_length)."""
+        return self._core.is_done()
 
     def get_next_tokens(self):
-        """The token each sequence chose in the last step (int32, one per sequence)."""
-        return self._g().get_next_tokens()
+        """int64 [batch]: the token each sequence chose in the last step."""
+        return self._core.get_next_tokens()
 
     def get_sequence(self, index):
-        """Sequence `index`'s prompt and generated ids (int32), padding excluded."""
-        return self._g().get_sequence(index)
+        """int64: the prompt and generated ids of sequence ``index``, padding excluded."""
+        return self._core.get_sequence(int(index))
 
     def get_logits(self):
-        """The last step's logits, float32 [batch, vocab_size]."""
-        return self._g().get_logits()
-
-    def stats(self):
-        """first_token_ms, decode_ms, decode_steps, decode_tokens_per_second, prompt_tokens,
-        new_tokens, plan_ms (milliseconds), form."""
-        return self._g().stats()
+        """float32 [batch, vocab]: the last step's logits of each sequence's last token."""
+        return self._core.get_logits()
 
     @property
-    def params(self):
-        """The parameters in effect: the caller's options over genai_config.json's defaults."""
-        return self._g().params()
+    def batch_size(self):
+        return self._core.batch_size
+
+    @property
+    def vocab_size(self):
+        return self._core.vocab_size
 
     @property
     def form(self):
-        """The decoder's form: "genai" or "optimum"."""
-        return self._g().form
+        """The decoder form: 'genai' or 'optimum' (docs/llm.md)."""
+        return self._core.form
+
+    def stats(self):
+        """GenerationStats as a dict: first_token_ms, decode_ms, decode_steps,
+        decode_tokens_per_second, prompt_tokens, new_tokens, plan_ms."""
+        return self._core.stats()
 
 
-def generate(model, prompts, **search_options):
-    """The whole loop in one call: ``prompts`` as for Generator.append_tokens, the keywords as
-    for GeneratorParams.set_search_options. Returns each prompt's sequence (prompt and generated
-    ids) as a list of ints."""
+def generate(model, prompts, params=None, **search_options):
+    """The whole loop in one call: each prompt's sequence (prompt + generated ids) as
+    an int64 array. ``params`` (a GeneratorParams) and/or search options by keyword,
+    the keywords applied over a copy of ``params``."""
     if not isinstance(model, Model):
-        raise InvalidArgument(f"generate needs an onnx_prepack.genai.Model, got "
-                              f"{type(model).__name__}")
-    options = _engine_options(search_options)
-    session = model._acquire()
-    try:
-        return _core.generate(session, model._located, prompts, options)["sequences"]
-    finally:
-        model._release(session)
+        raise InvalidArgument("generate needs an onnx_prepack.genai.Model")
+    p = GeneratorParams(model)
+    if params is not None:
+        for field in ("max_length", "max_new_tokens", "do_sample", "top_k", "top_p",
+                      "temperature", "seed", "stop_ids", "pad_token_id"):
+            setattr(p._core, field, getattr(params._core, field))
+    p.set_search_options(**search_options)
+    result = _core.generate(model._core, _rows(prompts), p._core)
+    return [np.asarray(s, dtype=np.int64) for s in result["sequences"]]
