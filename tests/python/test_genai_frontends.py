@@ -138,3 +138,41 @@ def test_bad_input_is_a_clear_error(decoders):
     assert "empty" in str(e.value) or "token" in str(e.value), str(e.value)
     with pytest.raises(TypeError, match="unknown search option 'tmperature'"):
         og.GeneratorParams(model).set_search_options(tmperature=0.5)
+
+
+def test_genai_config_gives_the_defaults_in_python_and_the_cli(decoders, tmp_path):
+    greedy = decoders["ort"]["genai_b1"][0]
+    stop = greedy[3]
+    folder = tmp_path / "builder_out"
+    folder.mkdir()
+    os.symlink(decoders["models"]["genai"], folder / "decoder.onnx")
+    config = {"model": {"type": "llama", "eos_token_id": [VOCAB - 1, stop], "pad_token_id": 3,
+                        "decoder": {"filename": "decoder.onnx", "session_options": {}}},
+              "search": {"max_length": len(PROMPT) + 10, "do_sample": False, "top_k": 1}}
+    (folder / "genai_config.json").write_text(json.dumps(config))
+    model = og.Model(folder, threads=1)
+    assert model.config_path == str(folder / "genai_config.json")
+    assert model.path == str(folder / "decoder.onnx")
+    stopped = greedy[:greedy.index(stop) + 1]
+    assert loop(model, PROMPT) == [stopped]  # eos ids and max_length from the config
+    assert loop(og.Model(folder / "decoder.onnx", threads=1), PROMPT) == [stopped]
+    # The caller's options override: no stop ids, another length.
+    assert loop(model, PROMPT, stop_token_ids=[], max_new_tokens=6) == [greedy[:6]]
+    assert [s.tolist() for s in og.generate(model, [PROMPT])] == [PROMPT + stopped]
+    # The CLI on the folder: the same defaults, the same tokens; a flag overrides.
+    p = cli("complete", folder, "--prompt", ",".join(map(str, PROMPT)), "--threads", 1, "--json")
+    assert p.returncode == 0, p.stderr
+    j = json.loads(p.stdout)
+    assert j["genai_config"] == str(folder / "genai_config.json") and j["new_tokens"] == [stopped]
+    p = cli("complete", folder, "--prompt", ",".join(map(str, PROMPT)), "--threads", 1, "--json",
+            "--stop-id", VOCAB - 2)
+    assert json.loads(p.stdout)["new_tokens"] == [greedy[:10]]
+    # A malformed config: an error naming the file and the key or the byte, for both.
+    (folder / "genai_config.json").write_text('{"model": {"eos_token_id": [1, "x"]}}')
+    with pytest.raises(op.InvalidArgument, match="model.eos_token_id must be an integer"):
+        og.Model(folder)
+    (folder / "genai_config.json").write_text('{"model": ')
+    with pytest.raises(op.InvalidArgument, match="genai_config.json: not JSON: at byte 10"):
+        og.Model(folder / "decoder.onnx")
+    p = cli("complete", folder, "--prompt", "1,2", "--max-new-tokens", 2)
+    assert p.returncode == 2 and "genai_config.json: not JSON: at byte 10" in p.stderr
