@@ -20,7 +20,7 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:${UBSAN_OPTIONS:-}"
 
 targets=("${@:3}")
-[ ${#targets[@]} -gt 0 ] || targets=(check resolve run cache_entry)
+[ ${#targets[@]} -gt 0 ] || targets=(check resolve run cache_entry json)
 for target in "${targets[@]}"; do
   if [ ! -x "$build/tests/fuzz/fuzz_$target" ]; then
     echo "run_fuzz: $build/tests/fuzz/fuzz_$target is missing (build the fuzz_targets target with -DONNX_PREPACK_FUZZ=ON)" >&2

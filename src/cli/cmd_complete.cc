@@ -1,9 +1,11 @@
-// onnx-prepack complete MODEL --prompt IDS [--prompt IDS]... [--max-new-tokens N]
+// onnx-prepack complete MODEL|DIR --prompt IDS [--prompt IDS]... [--max-new-tokens N]
 //   [--max-length N] [--sample] [--temperature T] [--top-k K] [--top-p P] [--seed N]
 //   [--stop-id ID]... [--pad-id ID] [engine flags] [--json]
 // Generates token ids from a decoder with the engine's Generator
 // (include/onnx_prepack/generator.hpp) and prints them with the time to the
-// first token and the decode rate (docs/cli.md, "complete"). A thin adapter.
+// first token and the decode rate (docs/cli.md, "complete"). A thin adapter:
+// the defaults of genai_config.json and their precedence are the engine's
+// (engine/genai_config.h).
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
@@ -17,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/engine_flags.h"
 #include "cli/spec.h"
+#include "engine/genai_config.h"
 #include "onnx_prepack/generator.hpp"
 
 namespace onnx_prepack::cli {
@@ -57,34 +60,40 @@ Result<double> get_real(const Args& args, const std::string& name, double fallba
   return d;
 }
 
-Result<GeneratorParams> generator_params(const Args& args) {
-  GeneratorParams p;
-  auto new_tokens = args.get_int("max-new-tokens", 0, 0, 1ll << 40);
-  auto length = args.get_int("max-length", 0, 0, 1ll << 40);
-  auto top_k = args.get_int("top-k", 0, 0, 1ll << 40);
-  auto seed = args.get_int("seed", 0, 0, INT64_MAX);
-  auto pad = args.get_int("pad-id", 0, 0, INT64_MAX);
-  for (const auto* r : {&new_tokens, &length, &top_k, &seed, &pad}) {
-    if (!r->ok()) return r->status();
+// The flags the caller gave, as the engine's SearchOptions: genai_config.json
+// fills the rest (engine/genai_config.h applies the precedence).
+Result<engine::SearchOptions> search_options(const Args& args) {
+  engine::SearchOptions o;
+  const auto integer = [&](const char* name, long long max, std::optional<int64_t>& out) -> Status {
+    if (!args.has(name)) return ok_status();
+    OP_ASSIGN_OR_RETURN(long long v, args.get_int(name, 0, 0, max));
+    out = v;
+    return ok_status();
+  };
+  OP_RETURN_IF_ERROR(integer("max-new-tokens", 1ll << 40, o.max_new_tokens));
+  OP_RETURN_IF_ERROR(integer("max-length", 1ll << 40, o.max_length));
+  OP_RETURN_IF_ERROR(integer("top-k", 1ll << 40, o.top_k));
+  OP_RETURN_IF_ERROR(integer("pad-id", INT64_MAX, o.pad_token_id));
+  std::optional<int64_t> seed;
+  OP_RETURN_IF_ERROR(integer("seed", INT64_MAX, seed));
+  if (seed) o.seed = uint64_t(*seed);
+  if (args.has("temperature")) {
+    OP_ASSIGN_OR_RETURN(double t, get_real(args, "temperature", 1.0));
+    o.temperature = t;
   }
-  auto temperature = get_real(args, "temperature", 1.0);
-  auto top_p = get_real(args, "top-p", 1.0);
-  for (const auto* r : {&temperature, &top_p}) {
-    if (!r->ok()) return r->status();
+  if (args.has("top-p")) {
+    OP_ASSIGN_OR_RETURN(double t, get_real(args, "top-p", 1.0));
+    o.top_p = t;
   }
-  p.max_new_tokens = *new_tokens;
-  p.max_length = *length;
-  p.top_k = *top_k;
-  p.seed = uint64_t(*seed);
-  p.pad_token_id = *pad;
-  p.temperature = float(*temperature);
-  p.top_p = float(*top_p);
-  p.do_sample = args.has("sample");
-  for (const std::string& s : args.get_all("stop-id")) {
-    OP_ASSIGN_OR_RETURN(std::vector<int64_t> ids, parse_ids(s, "--stop-id"));
-    p.stop_ids.insert(p.stop_ids.end(), ids.begin(), ids.end());
+  if (args.has("sample")) o.do_sample = true;
+  if (args.has("stop-id")) {
+    o.stop_ids.emplace();
+    for (const std::string& s : args.get_all("stop-id")) {
+      OP_ASSIGN_OR_RETURN(std::vector<int64_t> ids, parse_ids(s, "--stop-id"));
+      o.stop_ids->insert(o.stop_ids->end(), ids.begin(), ids.end());
+    }
   }
-  return p;
+  return o;
 }
 
 std::string ids_text(const std::vector<int64_t>& ids) {
@@ -114,14 +123,19 @@ int cmd_complete(int argc, char** argv) {
     if (!ids.ok()) return report_error("complete", ids.status());
     prompts.push_back(std::move(*ids));
   }
-  auto params = generator_params(*args);
-  if (!params.ok()) return report_error("complete", params.status());
+  auto search = search_options(*args);
+  if (!search.ok()) return report_error("complete", search.status());
   auto options = engine_options(*args);
   if (!options.ok()) return report_error("complete", options.status());
-  const std::string model = args->positionals()[0];
+  // A model file or a folder; genai_config.json beside the model gives defaults.
+  auto located = engine::locate_genai_model(args->positionals()[0]);
+  if (!located.ok()) return report_error("complete", located.status());
+  const std::string& model = located->model_path;
+  const GeneratorParams params =
+      engine::resolve_params(*search, located->config ? &*located->config : nullptr);
   auto engine = Engine::open(model, *options);
   if (!engine.ok()) return report_error("complete", engine.status());
-  auto gen = Generator::create(**engine, *params);
+  auto gen = Generator::create(**engine, params);
   if (!gen.ok()) return report_error("complete", gen.status());
   Status st = (*gen)->append_tokens(prompts);
   if (!st.ok()) return report_error("complete", st);
@@ -135,6 +149,7 @@ int cmd_complete(int argc, char** argv) {
   if (args->has("json")) {
     Json j = Json::object();
     j["model"] = model;
+    j["genai_config"] = located->config ? Json(located->config->path) : Json(nullptr);
     j["form"] = (*gen)->form();
     j["threads"] = uint64_t((*engine)->threads());
     Json seqs = Json::array(), news = Json::array();

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/genai_config.h"
 #include "onnx_prepack/engine.hpp"
 #include "onnx_prepack/generator.hpp"
 #include "python/py_convert.h"
@@ -153,9 +154,69 @@ py::dict py_generate(GenModel& model, const std::vector<std::vector<int64_t>>& p
   return d;
 }
 
+// genai_config.json as read by the engine (engine/genai_config.h), held by
+// the package's Model; resolve_params applies its defaults under the caller's
+// options with the engine's precedence (the CLI's too).
+struct PyGenaiConfig {
+  engine::GenaiConfig config;
+};
+
+py::dict py_genai_model(const std::string& path) {
+  Result<engine::GenaiModel> r = internal_error("unreachable");
+  {
+    py::gil_scoped_release release;
+    r = engine::locate_genai_model(path);
+  }
+  engine::GenaiModel g = value_or_throw(std::move(r));
+  py::dict d;
+  d["model_path"] = g.model_path;
+  d["config_path"] = g.config ? py::object(py::str(g.config->path)) : py::none();
+  d["config"] = g.config ? py::cast(PyGenaiConfig{std::move(*g.config)}) : py::none();
+  return d;
+}
+
+// `given`: the engine's field names the caller set (genai.py converted them).
+GeneratorParams py_resolve_params(const py::object& config, const py::dict& given) {
+  engine::SearchOptions o;
+  for (auto kv : given) {
+    const std::string k = py::str(kv.first);
+    const py::handle v = kv.second;
+    if (k == "max_length") {
+      o.max_length = v.cast<int64_t>();
+    } else if (k == "max_new_tokens") {
+      o.max_new_tokens = v.cast<int64_t>();
+    } else if (k == "top_k") {
+      o.top_k = v.cast<int64_t>();
+    } else if (k == "pad_token_id") {
+      o.pad_token_id = v.cast<int64_t>();
+    } else if (k == "do_sample") {
+      o.do_sample = v.cast<bool>();
+    } else if (k == "temperature") {
+      o.temperature = v.cast<double>();
+    } else if (k == "top_p") {
+      o.top_p = v.cast<double>();
+    } else if (k == "seed") {
+      o.seed = v.cast<uint64_t>();
+    } else if (k == "stop_ids") {
+      o.stop_ids = v.cast<std::vector<int64_t>>();
+    } else {
+      throw_invalid("resolve_params: '" + k + "' is no GeneratorParams field");
+    }
+  }
+  const engine::GenaiConfig* c = config.is_none() ? nullptr : &config.cast<PyGenaiConfig&>().config;
+  return engine::resolve_params(o, c);
+}
+
 }  // namespace
 
 void bind_generator(py::module_& m) {
+  py::class_<PyGenaiConfig>(m, "GenaiConfig", "A genai_config.json the engine read (internal).")
+      .def_property_readonly("path", [](const PyGenaiConfig& c) { return c.config.path; });
+  m.def("genai_model", &py_genai_model, py::arg("path"),
+        "{'model_path', 'config_path', 'config'}: the model file a path names (a file, or a "
+        "folder with genai_config.json or model.onnx) and its genai_config.json.");
+  m.def("resolve_params", &py_resolve_params, py::arg("config"), py::arg("given"),
+        "GeneratorParams: the fields in `given` over the config's defaults over the engine's.");
   py::class_<GenModel>(m, "GenModel", R"doc(
 One engine over a decoder model, shared by the generators made on it. Internal:
 use onnx_prepack.genai.Model (docs/python.md, "Generation").)doc")

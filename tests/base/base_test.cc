@@ -99,6 +99,49 @@ TEST(Json, DumpsOrderedAndEscaped) {
   EXPECT_EQ(hex_lower(bytes, 3), "00abff");
 }
 
+TEST(Json, ParsesWhatItDumpsAndReadsMembers) {
+  auto j = parse_json(
+      " {\"eos_token_id\": [2, 32000], \"pad\": -1, \"big\": 18446744073709551615,"
+      " \"t\": 0.5e1, \"s\": \"a\\u00e9\\ud83d\\ude00\\n\", \"b\": true, \"n\": null,"
+      " \"o\": {}, \"a\": [], \"pad\": 7} ",
+      "t.json");
+  ASSERT_TRUE(j.ok()) << j.status().message();
+  ASSERT_TRUE(j->is_object());
+  const Json* eos = j->find("eos_token_id");
+  ASSERT_NE(eos, nullptr);
+  ASSERT_TRUE(eos->is_array());
+  EXPECT_EQ(eos->as_array()[1].as_int64(), 32000);
+  EXPECT_EQ(j->find("pad")->as_int64(), -1);  // a repeated name: the first value
+  EXPECT_EQ(j->find("big")->as_int64(), std::nullopt);
+  EXPECT_EQ(j->find("big")->as_double(), 18446744073709551615.0);
+  EXPECT_EQ(j->find("t")->as_int64(), 5);
+  EXPECT_EQ(j->find("s")->as_string(), "a\xc3\xa9\xf0\x9f\x98\x80\n");
+  EXPECT_TRUE(j->find("b")->as_bool());
+  EXPECT_TRUE(j->find("n")->is_null());
+  EXPECT_EQ(j->find("missing"), nullptr);
+  EXPECT_EQ(j->find("s")->find("x"), nullptr);  // not an object
+  // What dump writes reads back the same.
+  auto again = parse_json(j->dump(), "dumped");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->dump(-1), j->dump(-1));
+}
+
+TEST(Json, RefusesMalformedAndTooDeepDocumentsNamingTheByte) {
+  for (const char* bad : {"", "{", "[1,]", "{\"a\" 1}", "01", "1.", "-", "\"abc", "\"\\x\"", "tru",
+                          "[1] 2", "{\"a\":1,}", "\"\\ud800\\u0041\""}) {
+    auto j = parse_json(bad, "bad.json");
+    ASSERT_FALSE(j.ok()) << bad;
+    EXPECT_NE(j.status().message().find("bad.json: not JSON: at byte "), std::string::npos)
+        << j.status().message();
+  }
+  std::string deep(100000, '[');
+  auto j = parse_json(deep, "deep.json");
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.status().message().find("nesting of at most 64 levels"), std::string::npos)
+      << j.status().message();
+  EXPECT_TRUE(parse_json(std::string(63, '[') + std::string(63, ']'), "ok.json").ok());
+}
+
 TEST(AtomicFile, PublishesWholeFileOrNothing) {
   testing::TempDir dir;
   const std::string path = dir.file("f.bin");

@@ -20,6 +20,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "runtime"))
+import llm_ort  # noqa: E402 - tests/runtime/llm_ort.py: ONNX Runtime's greedy tokens
+
 PROMPT = [5, 17, 300, 42, 7, 99, 128, 3]
 SHORT = [11, 23, 250, 4, 61]
 STEPS = 16
@@ -61,16 +64,9 @@ def main():
         p = run(exe, ["generate", "decoder", "--preset", "tiny", "-o", model] + opts)
         if p.returncode != 0:
             sys.exit(p.stderr)
-        jobs.append({"kind": "decoder", "model": model, "form": form, "layers": 2,
-                     "kv_heads": 2, "head_size": 32, "prompts": prompts, "steps": STEPS,
-                     "padding": padding, "out": os.path.join(tmp, name + "_ort.json")})
-    with open(os.path.join(tmp, "jobs.json"), "w") as f:
-        json.dump(jobs, f)
-    subprocess.run(["node", os.path.join(source, "tests", "runtime", "generate_llm_ort.js"),
-                    os.path.join(tmp, "jobs.json")], check=True)
-    for job, name in zip(jobs, variants):
-        with open(job["out"]) as f:
-            ort = json.load(f)
+        jobs.append(llm_ort.decoder_job(model, form, prompts, STEPS,
+                                        os.path.join(tmp, name + "_ort.json"), padding))
+    for job, name, ort in zip(jobs, variants, llm_ort.run(source, jobs, tmp)):
         if "error" in ort:
             check(False, "%s: ONNX Runtime failed: %s" % (name, ort["error"]))
             continue

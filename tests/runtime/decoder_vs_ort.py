@@ -23,7 +23,6 @@ Checked per variant:
 usage: decoder_vs_ort.py ONNX_PREPACK SOURCE_DIR [--keep DIR] [--steps N]
 """
 import argparse
-import json
 import os
 import re
 import shutil
@@ -33,6 +32,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+
+import llm_ort  # tests/runtime/llm_ort.py (this folder): ONNX Runtime's tokens and logits
 
 LAYERS, KV_HEADS, HEAD = 2, 2, 32
 PROMPT = [5, 17, 300, 42, 7, 99, 128, 3]
@@ -192,16 +193,11 @@ def run(exe, source, tmp, steps):
 
     # ONNX Runtime: one node process for every variant, while ours run beside it.
     jobs = []
+    dims = {"layers": LAYERS, "kv_heads": KV_HEADS, "head_size": HEAD}
     for name, (_, form, prompts, padding, _, _) in VARIANTS.items():
-        jobs.append({"kind": "decoder", "model": models[name], "form": form, "layers": LAYERS,
-                     "kv_heads": KV_HEADS, "head_size": HEAD, "prompts": prompts,
-                     "steps": steps, "padding": padding,
-                     "out": os.path.join(tmp, name + "_ort.json")})
-    with open(os.path.join(tmp, "jobs.json"), "w") as f:
-        json.dump(jobs, f)
-    js = os.path.join(source, "tests", "runtime", "generate_llm_ort.js")
-    node = subprocess.Popen(["node", js, os.path.join(tmp, "jobs.json")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        jobs.append(llm_ort.decoder_job(models[name], form, prompts, steps,
+                                        os.path.join(tmp, name + "_ort.json"), padding, dims))
+    node = llm_ort.start(source, jobs, tmp)
     workers = max(2, min(len(VARIANTS), os.cpu_count() or 2))
     with ThreadPoolExecutor(workers) as pool:
         futs = {n: pool.submit(run_ours, exe, n, models[n], tmp, steps) for n in VARIANTS}
@@ -211,12 +207,12 @@ def run(exe, source, tmp, steps):
                 ours[n] = fu.result()
             except (RuntimeError, OSError, ValueError) as e:
                 check(False, "%s: onnx-prepack ran every step (%s)" % (n, e))
-    _, err = node.communicate()
-    if node.returncode != 0:
-        raise SystemExit("node failed: " + err)
+    try:
+        results = llm_ort.finish(node, jobs)
+    except RuntimeError as e:
+        raise SystemExit(str(e))
     ort = {}
-    for n in VARIANTS:
-        d = json.load(open(os.path.join(tmp, n + "_ort.json")))
+    for n, d in zip(VARIANTS, results):
         if "error" in d:
             check(False, "%s: ONNX Runtime ran: %s" % (n, d["error"][:300]))
             continue

@@ -53,17 +53,24 @@ class Model:
     """A decoder model on one engine: ``Model(path, *, threads=None, verify=None,
     cache=None, weights=None, memo_dir=None, qdq=None)``.
 
-    ``path``: a model file, or a folder holding ``model.onnx`` (onnxruntime-genai's
-    layout; its genai_config.json is not read). The keywords are InferenceSession's,
+    ``path``: a model file, or a folder as onnxruntime-genai's builder writes it
+    (``genai_config.json``'s ``model.decoder.filename``, else ``model.onnx``). A
+    ``genai_config.json`` beside the model gives the defaults of stop_token_ids
+    (its ``eos_token_id``), pad_token_id and max_length (``search.max_length``,
+    when neither max_length nor max_new_tokens is set); search options override
+    them. ``config_path``: that file, or None. The keywords are InferenceSession's,
     passed to the engine. Generators made on one model share its engine and take
     turns on it.
     """
 
     def __init__(self, path, *, threads=None, verify=None, cache=None, weights=None,
                  memo_dir=None, qdq=None):
-        path = os.fspath(path)
-        if os.path.isdir(path):
-            path = os.path.join(path, "model.onnx")
+        # A file or a folder; genai_config.json beside the model gives the defaults
+        # (read by the engine, as for `onnx-prepack complete`).
+        located = _core.genai_model(os.fspath(path))
+        path = located["model_path"]
+        self.config_path = located["config_path"]
+        self._config = located["config"]
         args = {}
         for name, v in (("verify", verify), ("weights", weights), ("qdq", qdq)):
             if v is not None:
@@ -95,6 +102,7 @@ class GeneratorParams:
         if not isinstance(model, Model):
             raise InvalidArgument("GeneratorParams needs an onnx_prepack.genai.Model")
         self._core = _core.GeneratorParams()
+        self._given = {}  # the engine's fields the caller set: they override genai_config.json
 
     def set_search_options(self, **options):
         """Sets onnxruntime-genai's options: max_length, do_sample, top_k, top_p,
@@ -117,6 +125,7 @@ class GeneratorParams:
             if name == "random_seed" and v < 0:
                 raise InvalidArgument(f"search option random_seed must be >= 0 or -1, got {v}")
             setattr(self._core, field, v)
+            self._given[field] = v
 
     def __repr__(self):
         c = self._core
@@ -153,6 +162,12 @@ def _rows(tokens):
     return [_row(a.reshape(-1), "tokens")]
 
 
+def _effective(model, params):
+    """The parameters a generation runs with: the options set over the model's
+    genai_config.json defaults (the engine's precedence, engine/genai_config.h)."""
+    return _core.resolve_params(model._config, params._given)
+
+
 class Generator:
     """The KV-cache loop of one generation: ``Generator(model, params)``."""
 
@@ -161,7 +176,7 @@ class Generator:
             raise InvalidArgument("Generator needs an onnx_prepack.genai.Model")
         if not isinstance(params, GeneratorParams):
             raise InvalidArgument("Generator needs an onnx_prepack.genai.GeneratorParams")
-        self._core = _core.Generator(model._core, params._core)
+        self._core = _core.Generator(model._core, _effective(model, params))
 
     def append_tokens(self, tokens):
         """The prompt: a list or 1-D int32/int64 array (one sequence), or a 2-D array
@@ -219,6 +234,7 @@ def generate(model, prompts, params=None, **search_options):
         for field in ("max_length", "max_new_tokens", "do_sample", "top_k", "top_p",
                       "temperature", "seed", "stop_ids", "pad_token_id"):
             setattr(p._core, field, getattr(params._core, field))
+        p._given = dict(params._given)
     p.set_search_options(**search_options)
-    result = _core.generate(model._core, _rows(prompts), p._core)
+    result = _core.generate(model._core, _rows(prompts), _effective(model, p))
     return [np.asarray(s, dtype=np.int64) for s in result["sequences"]]

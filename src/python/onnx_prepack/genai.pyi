@@ -9,6 +9,7 @@ _Tokens = Union[Sequence[int], Sequence[Sequence[int]], np.ndarray]
 
 class Model:
     path: str
+    config_path: str | None  # the genai_config.json whose defaults apply
     def __init__(self, path: _Path, *, threads: int | None = ..., verify: str | None = ...,
                  cache: _Path | None = ..., weights: str | None = ...,
                  memo_dir: _Path | None = ..., qdq: str | None = ...) -> None: ...
