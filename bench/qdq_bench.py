@@ -9,7 +9,8 @@ weights as DequantizeLinear (per column) -> MatMul,
   exact     our CLI, `run` (the float product, the dequantized weights packed at plan time)
   plain     our CLI, `run --weights plain` (the float product, B packed into scratch at every
             run: what the exact path did before it packed the folded weight once)
-  integer   our CLI, `run --qdq integer` (DynamicQuantizeMatMul, W packed at plan time)
+  integer   our CLI, `run --qdq integer` (DynamicQuantizeMatMul, A quantized per row, W packed
+            at plan time)
   compiled  our CLI, `run --qdq integer` on `compile --qdq integer`'s output (W's entries hit)
   ORT       ONNX Runtime (bench/ort_load.js; its CPU provider fuses each unit into MatMulNBits)
 

@@ -17,7 +17,8 @@
 //            dequantized or packed per run);
 //   integer  the unit becomes one integer node: com.microsoft
 //            DynamicQuantizeMatMul(A, W, scale, zero point, bias) for a
-//            weight-only unit (A quantized on the fly), QLinearMatMul /
+//            weight-only unit (A quantized on the fly, per row: the session
+//            builds it so, session_qdq.cc), QLinearMatMul /
 //            QLinearConv (through its builder) for a full one; a MatMul W's
 //            panels come from the i8_gemm_b pack family, so
 //            `compile --qdq integer` persists one entry per W (`weight_input`

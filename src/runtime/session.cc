@@ -469,6 +469,12 @@ Status Session::build_node_as(int ni, const onnx::NodeProto& node,
     descs.push_back(&local.back());
   }
   const OpEntry* op = find_op(node.domain(), node.op_type());
+  OpEntry chosen{};  // the registry's entry with how.builder in its place
+  if (how.builder != nullptr && op != nullptr) {
+    chosen = *op;
+    chosen.build = how.builder;
+    op = &chosen;
+  }
   std::vector<const ValueDesc*> implicit(descs.begin() + node.input_size(), descs.end());
   descs.resize(size_t(node.input_size()));
   OP_RETURN_IF_ERROR(check_legacy_form(node, opset_));

@@ -200,11 +200,15 @@ class Session {
   // build_node's body for `node` standing at `node_index` (its own node, or
   // the node a QDQ unit becomes) with input names `inputs`. `weights`
   // (null: options_.weights) prepares the constant B operands; input
-  // `packed_input`, when constant, is offered to it as a weight.
+  // `packed_input`, when constant, is offered to it as a weight. `builder`
+  // (null: the registry's for the node's operator) builds the kernel instead:
+  // the node a QDQ unit becomes runs semantics of the session's own choosing
+  // (A quantized per row) under the operator's checked signature.
   struct NodeBuild {
     WeightPreparer* weights = nullptr;
     int packed_input = -1;
     const char* label = nullptr;  // the step's profile name
+    OpBuilder builder = nullptr;
   };
   Status build_node_as(int node_index, const onnx::NodeProto& node,
                        const std::vector<std::string>& inputs, const NodeBuild& how,

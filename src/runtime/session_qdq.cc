@@ -10,11 +10,13 @@
 //            once instead of packing B at every run.
 //   integer  the unit's nodes are not built but its last, which builds the
 //            unit's integer node (W prepared by the session's own preparer:
-//            a compiled i8_gemm_b entry, or packed now). A unit its integer
+//            a compiled i8_gemm_b entry, or packed now); a weight-only unit's
+//            DynamicQuantizeMatMul quantizes A per row. A unit its integer
 //            kernel refuses (an A that is not float, say) is built node by
 //            node there, as the exact path builds it.
 #include <algorithm>
 
+#include "runtime/ops/quant/quant_ops.h"
 #include "runtime/prepared_weights.h"
 #include "runtime/qdq_fusion.h"
 #include "runtime/session.h"
@@ -130,6 +132,10 @@ Status Session::build_qdq_node(int ni, const QdqUnitPlan& p, bool& needs_value) 
   how.label = u.kind == QdqUnit::Kind::kWeightOnly   ? "QdqDynamicQuantizeMatMul"
               : u.kind == QdqUnit::Kind::kFullMatMul ? "QdqQLinearMatMul"
                                                      : "QdqQLinearConv";
+  // A weight-only unit's A is quantized per row (its error follows each row's
+  // range, within ONNX Runtime's own: docs/decisions.md); the model's own
+  // DynamicQuantizeMatMul nodes keep the operator's per-tensor semantics.
+  if (u.kind == QdqUnit::Kind::kWeightOnly) how.builder = build_qdq_dynamic_quantize_matmul;
   if (!bias_scale_holds(u, values_, value_index_)) {
     // QLinearConv would read the int32 bias at another scale than the graph.
   } else if (Status st = build_node_as(ni, u.integer_node, inputs, how, needs_value); st.ok()) {

@@ -268,7 +268,9 @@ TEST(I8Gemm, TransposedSourcePacksLikeTheTranspose) {
 
 // The float epilogue (I8GemmArgs::scale): float(C) * scale (+ bias) (Relu) from
 // the naive int32 product, one IEEE operation per step, in the bias's operand
-// order; per-tensor and per-column scale and bias, every kernel, threaded.
+// order; per-tensor and per-column scale and bias, with and without a per-row
+// scale (the multiplier row_scale[m] * scale[n] rounded first), every kernel,
+// threaded (rows split across tasks keep their own scale).
 TEST(I8Gemm, FloatEpilogueIsTheChainBitwise) {
   base::ThreadPool pool(3);
   const float inf = std::numeric_limits<float>::infinity();
@@ -279,12 +281,16 @@ TEST(I8Gemm, FloatEpilogueIsTheChainBitwise) {
     const Operands o = make(c, seed++);
     const std::vector<int32_t> prod = naive(c, o);
     Rng r(seed);
-    std::vector<float> scale(size_t(c.N)), bias(size_t(c.N));
+    std::vector<float> scale(size_t(c.N)), bias(size_t(c.N)), rows(size_t(c.M));
     for (auto& v : scale) v = float(r.next() % 1000 + 1) * 1.37e-5f;
+    for (auto& v : rows) v = float(r.next() % 997 + 1) * 2.9e-3f;
+    rows[0] = 1.0f;  // a row whose multiplier is the column scale itself
     for (auto& v : bias) v = (float(r.next() % 2001) - 1000.0f) * 3.1e-3f;
     scale[0] = inf;  // with a zero product: NaN; bias NaN too where present
     bias[1] = std::numeric_limits<float>::quiet_NaN();
-    for (int64_t scale_n : {int64_t(1), c.N}) {
+    for (int form = 0; form < 4; ++form) {
+      const int64_t scale_n = form % 2 == 0 ? 1 : c.N;
+      const bool per_row = form >= 2;
       for (int64_t bias_n : {int64_t(0), int64_t(1), c.N}) {
         for (bool bias_first : {false, true}) {
           for (bool relu : {false, true}) {
@@ -292,7 +298,8 @@ TEST(I8Gemm, FloatEpilogueIsTheChainBitwise) {
             for (int64_t m = 0; m < c.M; ++m) {
               for (int64_t n = 0; n < c.N; ++n) {
                 const size_t i = size_t(m * c.N + n);
-                float y = float(prod[i]) * scale[size_t(scale_n == 1 ? 0 : n)];
+                const float col = scale[size_t(scale_n == 1 ? 0 : n)];
+                float y = float(prod[i]) * (per_row ? rows[size_t(m)] * col : col);
                 if (bias_n > 0) {
                   const float b = bias[size_t(bias_n == 1 ? 0 : n)];
                   y = bias_first ? b + y : y + b;
@@ -321,6 +328,7 @@ TEST(I8Gemm, FloatEpilogueIsTheChainBitwise) {
                 g.ldc = size_t(c.N);
                 g.scale = scale.data();
                 g.scale_n = scale_n;
+                g.row_scale = per_row ? rows.data() : nullptr;
                 g.bias = bias_n ? bias.data() : nullptr;
                 g.bias_n = std::max<int64_t>(bias_n, 1);
                 g.bias_first = bias_first;
@@ -328,8 +336,9 @@ TEST(I8Gemm, FloatEpilogueIsTheChainBitwise) {
                 g.cf = got.data();
                 i8_gemm(kern, s, packed.get(), g, nullptr, p);
                 ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0)
-                    << kern.name << " " << describe(c) << " scale_n " << scale_n << " bias_n "
-                    << bias_n << " bias_first " << bias_first << " relu " << relu;
+                    << kern.name << " " << describe(c) << " scale_n " << scale_n << " per_row "
+                    << per_row << " bias_n " << bias_n << " bias_first " << bias_first << " relu "
+                    << relu;
               }
             }
           }

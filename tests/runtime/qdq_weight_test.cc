@@ -11,13 +11,18 @@
 //   exact    (the default) the ONNX semantics: within 1e-6 of float64 (a
 //            full unit within one step of y's scale: its QuantizeLinear
 //            rounds), the dequantized weight packed once at plan time;
-//   integer  each unit runs as its integer node (DynamicQuantizeMatMul,
-//            QLinearMatMul, QLinearConv): bitwise the integer form of the
-//            model run apart; a weight-only unit within a small
-//            multiple of ONNX Runtime's own error against float64, a full
-//            unit within one step (bitwise ONNX Runtime's output for the
-//            uint8 W; with int8 W ONNX Runtime's U8S8 kernel saturates int16
-//            pair sums on this host, ours does not: docs/decisions.md);
+//   integer  each unit runs as its integer node (DynamicQuantizeMatMul with
+//            A quantized per row, QLinearMatMul, QLinearConv): a weight-only
+//            unit bitwise the builder's numpy model of that path (rowq.npy),
+//            at any thread count, and within ONNX Runtime's own error
+//            against float64 (MatMulNBits, A per block of 32) where the
+//            measured figures put it (docs/runtime.md's table: two forms
+//            above it by 2% and 25%); the model's own DynamicQuantizeMatMul
+//            (dqmm.onnx) keeps the operator's per-tensor semantics, bitwise
+//            ONNX Runtime's for uint8 W; a full unit within one step (bitwise
+//            ONNX Runtime's output for the uint8 W; with int8 W ONNX
+//            Runtime's U8S8 kernel saturates int16 pair sums on an AVX2 host,
+//            ours does not: docs/decisions.md);
 //   compile  `--qdq integer` writes one i8_gemm_b entry per W and the run
 //            hits it, bitwise the run that packed W itself.
 #include <gtest/gtest.h>
@@ -44,13 +49,24 @@ struct Case {
   bool full;            // a full unit (QuantizeLinear output: one step of rounding)
   size_t exact_packed;  // units whose folded float weight the exact path packs (MatMul, Gemm)
   bool ort_bitwise;     // ONNX Runtime computes the same integer sums (no int8 W saturation)
+  // Weight-only: the integer path's error against float64 is at most this
+  // many times ONNX Runtime's (0: ONNX Runtime runs the unit in float, the
+  // bound is kFloatOrtBound); rowq.npy holds the path's output (one unit).
+  double vs_ort = 0;
+  bool rowq = false;
 };
-constexpr Case kCases[] = {
-    {"ffn", 2, 2, false, 2, false},        {"batched", 1, 1, false, 1, false},
-    {"gemm", 1, 1, false, 1, false},       {"gemm_t", 1, 0, false, 1, false},
-    {"gemm_plain", 1, 1, false, 1, false}, {"full", 1, 1, true, 1, false},
-    {"full_u8", 1, 1, true, 1, true},      {"conv", 1, 1, true, 0, false},
-    {"conv_u8", 1, 1, true, 0, true}};
+constexpr Case kCases[] = {{"ffn", 2, 2, false, 2, false, 1.0, false},
+                           {"batched", 1, 1, false, 1, true, 1.05, true},
+                           {"gemm", 1, 1, false, 1, false, 1.3, true},
+                           {"gemm_t", 1, 0, false, 1, false, 0, true},
+                           {"gemm_plain", 1, 1, false, 1, true, 1.0, true},
+                           {"full", 1, 1, true, 1, false},
+                           {"full_u8", 1, 1, true, 1, true},
+                           {"conv", 1, 1, true, 0, false},
+                           {"conv_u8", 1, 1, true, 0, true}};
+// gemm_t: ONNX Runtime leaves a Gemm with transB 1 in float (5.6e-8); the
+// integer path's error is a quantization error of A, bounded as the others'.
+constexpr double kFloatOrtBound = 2.5e-3;
 // One step of y's scale over max |y| in the full cases (y_s = max |h| / 120,
 // max |y| close to max |h|), with room.
 constexpr double kOneStep = 1.5 / 120;
@@ -133,11 +149,11 @@ struct Ran {
 };
 
 Ran run(const std::string& model, const HostTensor& x, QdqMode qdq,
-        WeightMode weights = WeightMode::kPacked) {
+        WeightMode weights = WeightMode::kPacked, int threads = 1) {
   EngineOptions o;
   o.qdq = qdq;
   o.weights = weights;
-  o.threads = 1;
+  o.threads = threads;
   auto e = Engine::open(model, o);
   EXPECT_TRUE(e.ok()) << model << ": " << e.status().message();
   if (!e.ok()) return {};
@@ -162,18 +178,34 @@ TEST_F(QdqWeight, ExactPathIsTheOnnxSemanticsWithTheWeightPackedOnce) {
   }
 }
 
-TEST_F(QdqWeight, IntegerPathIsTheIntegerFormWithinOrtsErrorBand) {
+TEST_F(QdqWeight, IntegerPathQuantizesAPerRowWithinOrtsError) {
   for (const Case& c : kCases) {
     const HostTensor x = npy(file(c, "x.npy")), ref = npy(file(c, "ref.npy"));
     const Ran integer = run(file(c, "model.onnx"), x, QdqMode::kInteger);
     EXPECT_EQ(integer.stats.qdq_integer, c.units) << c.name;
     EXPECT_EQ(integer.stats.qdq_exact, 0u) << c.name;
-    // The rewrite is the DynamicQuantizeMatMul graph, bit for bit.
+    // Rows quantized apart: the same bits on more threads.
+    const Ran threaded = run(file(c, "model.onnx"), x, QdqMode::kInteger, WeightMode::kPacked, 3);
+    EXPECT_TRUE(bitwise(integer.y, threaded.y)) << c.name;
     const Ran spelled = run(file(c, "dqmm.onnx"), x, QdqMode::kExact);
-    EXPECT_TRUE(bitwise(integer.y, spelled.y)) << c.name;
+    if (!c.full) {
+      // A weight-only unit quantizes A per row: bitwise numpy's model of it;
+      // the model's own DynamicQuantizeMatMul stays per tensor (other bits,
+      // ONNX Runtime's where its sums are exact).
+      if (c.rowq) {
+        EXPECT_TRUE(bitwise(integer.y, npy(file(c, "rowq.npy")))) << c.name;
+      }
+      EXPECT_FALSE(bitwise(integer.y, spelled.y)) << c.name;
+      if (c.ort_bitwise) {
+        EXPECT_TRUE(bitwise(spelled.y, npy(file(c, "ort_dqmm/y.npy")))) << c.name;
+      }
+    } else {
+      // The rewrite is the QLinearMatMul / QLinearConv graph, bit for bit.
+      EXPECT_TRUE(bitwise(integer.y, spelled.y)) << c.name;
+    }
     // Quantizing A changes the output by a quantization error: larger than
-    // the exact path's, of the order of ONNX Runtime's own (it fuses the unit
-    // into MatMulNBits with A quantized per block of 32; docs/runtime.md).
+    // the exact path's, about ONNX Runtime's own (it fuses the unit into
+    // MatMulNBits with A quantized per block of 32; docs/runtime.md).
     const HostTensor ort_y = npy(file(c, "ort/y.npy"));
     const double ours = rel_error(integer.y, ref);
     const double ort = rel_error(ort_y, ref);
@@ -186,9 +218,11 @@ TEST_F(QdqWeight, IntegerPathIsTheIntegerFormWithinOrtsErrorBand) {
       }
     } else {
       EXPECT_GT(ours, 1e-6) << c.name;
-      EXPECT_LE(ours, std::max(4 * ort, 5e-3)) << c.name << " ours " << ours << " ort " << ort;
+      const double bound = c.vs_ort > 0 ? c.vs_ort * ort : kFloatOrtBound;
+      EXPECT_LE(ours, bound) << c.name << " ours " << ours << " ort " << ort;
     }
-    std::printf("qdq %-10s error vs float64: integer %.3g, ORT %.3g\n", c.name, ours, ort);
+    std::printf("qdq %-10s error vs float64: integer %.3g, ORT %.3g, per tensor %.3g\n", c.name,
+                ours, ort, rel_error(spelled.y, ref));
   }
 }
 

@@ -64,7 +64,8 @@ struct I8Tile {
   // The float epilogue (I8GemmArgs::scale): when col_scale is set, the kernel
   // writes cf (row stride ldc) instead of c. Per column, panels() * 16 entries.
   const float* col_scale = nullptr;
-  const float* col_bias = nullptr;  // null: no bias
+  const float* row_scale = nullptr;  // per row of the tile (I8GemmArgs::row_scale); null: none
+  const float* col_bias = nullptr;   // null: no bias
   bool bias_first = false;
   bool relu = false;
   float* cf = nullptr;
@@ -106,12 +107,15 @@ struct I8GemmArgs {
   // Float epilogue, when `scale` is set: the product is written as float to cf
   // ([M, N], row stride ldc; c is not used), each element
   //   y = float(C) * scale[n]              (int32 -> float rounds to nearest)
+  //     or float(C) * (row_scale[m] * scale[n]) with row_scale (the product
+  //     of the two scales rounded first, as a per-tensor caller's multiplier)
   //   y = y + bias[n], or bias[n] + y when bias_first (bias optional)
   //   y = y < 0 ? 0 : y                    (relu)
   // in that order, one IEEE operation each: bitwise MatMulInteger -> Cast ->
   // Mul -> Add -> Relu run apart. scale_n / bias_n are 1 (one value) or N.
   const float* scale = nullptr;
   int64_t scale_n = 1;
+  const float* row_scale = nullptr;  // M values (A quantized per row), or null
   const float* bias = nullptr;
   int64_t bias_n = 1;
   bool bias_first = false;

@@ -61,7 +61,10 @@ void tile(const I8GemmShape& s, const I8Tile& t, size_t r0, const uint8_t* packe
         _mm512_mask_storeu_epi32(t.c + row * t.ldc + size_t(n0), mask, v);
         continue;
       }
-      __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(v), scale);
+      // A per-row scale: the multiplier row_scale * col_scale, rounded first (as the ref's).
+      const __m512 mult =
+          t.row_scale ? _mm512_mul_ps(_mm512_set1_ps(t.row_scale[row]), scale) : scale;
+      __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(v), mult);
       // g++ builds _mm512_mul_ps / _add_ps from plain vector arithmetic, which -mfma may
       // contract into one FMA (one rounding, not the chain's two): keep them apart.
       __asm__("" : "+v"(y));

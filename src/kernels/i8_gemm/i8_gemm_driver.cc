@@ -151,6 +151,7 @@ void i8_gemm(const I8GemmKernels& kernels, const I8GemmShape& s, const uint8_t* 
     t.ldc = g.ldc;
     if (g.scale != nullptr) {
       t.col_scale = w.col_scale;
+      t.row_scale = g.row_scale ? g.row_scale + m0 : nullptr;
       t.col_bias = g.bias ? w.col_bias : nullptr;
       t.bias_first = g.bias_first;
       t.relu = g.relu;

@@ -64,7 +64,10 @@ inline void store_row_256(const I8Tile& t, const PanelTerms256& pt, size_t row,
   if (t.col_scale != nullptr) {
     __m256 y[2];
     for (int h = 0; h < 2; ++h) {
-      y[h] = _mm256_mul_ps(_mm256_cvtepi32_ps(v[h]), pt.scale[h]);
+      // A per-row scale: the multiplier row_scale * col_scale, rounded first (as the ref's).
+      const __m256 mult =
+          t.row_scale ? _mm256_mul_ps(_mm256_set1_ps(t.row_scale[row]), pt.scale[h]) : pt.scale[h];
+      y[h] = _mm256_mul_ps(_mm256_cvtepi32_ps(v[h]), mult);
       // g++ builds _mm256_mul_ps / _add_ps from plain vector arithmetic, which -mfma
       // would contract into one FMA (one rounding, not the chain's two): keep them apart.
       __asm__("" : "+x"(y[h]));

@@ -33,7 +33,8 @@ void i8_gemm_ref(const I8GemmShape& s, const I8Tile& t, const uint8_t* packed, i
           t.c[r * t.ldc + size_t(n)] = int32_t(v);
           continue;
         }
-        float y = float(int32_t(v)) * t.col_scale[n];
+        const float mult = t.row_scale ? t.row_scale[r] * t.col_scale[n] : t.col_scale[n];
+        float y = float(int32_t(v)) * mult;
         if (t.col_bias != nullptr) y = t.bias_first ? t.col_bias[n] + y : y + t.col_bias[n];
         if (t.relu) y = y < 0.0f ? 0.0f : y;
         t.cf[r * t.ldc + size_t(n)] = y;

@@ -21,6 +21,12 @@ ONNX semantics in float64: x @ ((W - zp) * scale), numpy).
              -> QuantizeLinear(y uint8)] -> DequantizeLinear -> y: a full QDQ Conv unit
   conv_u8    conv with W uint8, per tensor, zero point 129, no bias
 
+The single-unit weight-only cases (batched, gemm, gemm_t, gemm_plain) also write
+rowq.npy: `--qdq integer`'s output as numpy computes it (A quantized per row,
+DynamicQuantizeLinear's float32 arithmetic, exact integer sums, the float32
+epilogue float(C) * (a_scale[r] * w_scale[n]) + bias), which the run matches bit
+for bit.
+
 usage: make_qdq_weight_models.py OUT_DIR [--cases a,b,..] [--ffn S,D,F] [--act sigmoid|relu]
                                  [--seed N]
 Writes OUT_DIR/<case>/{model.onnx,dqmm.onnx,x.npy,ref.npy} (dqmm.onnx: each
@@ -79,6 +85,33 @@ def dequant(q, scale, zp, axis):
         if zp is not None:
             z = np.expand_dims(z, 1 - axis)
     return (q.astype(np.float64) - z) * s
+
+
+def per_row_integer(x, q, scale, zp, bias):
+    """The QDQ integer path of x [..., K] @ DQ(q [K, N], scale, zp) (+ bias), in
+    float32 as the kernels compute it: each row of A through DynamicQuantizeLinear
+    (range including 0, scale (hi - lo) / 255, zero point nearbyint(-lo / scale),
+    A' = sat_u8(nearbyint(x / scale) + zp)), the integer sums exact, then
+    float(C) * (a_scale[r] * w_scale[n]), then + bias; a_scale 1 for an empty range."""
+    f = np.float32
+    a = x.reshape(-1, x.shape[-1]).astype(np.float32)
+    lo = np.minimum(a.min(axis=1), f(0))
+    hi = np.maximum(a.max(axis=1), f(0))
+    sa = ((hi - lo) / f(255)).astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        za = np.where(sa == 0, f(0), np.clip(np.rint(-lo / sa), f(0), f(255))).astype(np.float32)
+        qa = np.clip(np.rint(a / sa[:, None]) + za[:, None], 0, 255)
+    qa = np.where(sa[:, None] == 0, za[:, None], qa).astype(np.int64)
+    zw = np.zeros(q.shape[1], np.int64) if zp is None else np.broadcast_to(
+        zp.astype(np.int64), (q.shape[1],))
+    c = (qa - za.astype(np.int64)[:, None]) @ (q.astype(np.int64) - zw[None, :])
+    c = c.astype(np.int32)  # the sums fit int32 here
+    rs = np.where(hi == lo, f(1), sa).astype(np.float32)
+    mult = (rs[:, None] * np.broadcast_to(scale, (q.shape[1],))[None, :]).astype(np.float32)
+    y = (c.astype(np.float32) * mult).astype(np.float32)
+    if bias is not None:
+        y = (y + bias.astype(np.float32)[None, :]).astype(np.float32)
+    return y.reshape(x.shape[:-1] + (q.shape[1],))
 
 
 def as_dynamic_quantize_matmul(nodes, inits):
@@ -197,6 +230,7 @@ def main():
             i, dn = dq_nodes("W", q, sc, zp, 1)
             nodes = [dn, helper.make_node("MatMul", ["x", "W_f"], ["y"], name="mm")]
             cases.extend(write(o.out, case, nodes, i, x, x.astype(np.float64) @ dequant(q, sc, zp, 1)))
+            np.save(os.path.join(o.out, case, "rowq.npy"), per_row_integer(x, q, sc, zp, None))
         elif case in ("gemm", "gemm_t", "gemm_plain"):
             m, k, n = 6, 45, 33
             x = rng.standard_normal((m, k)).astype(np.float32)
@@ -219,6 +253,8 @@ def main():
             if bias is not None:
                 ref = ref + bias.astype(np.float64)
             cases.extend(write(o.out, case, nodes, i, x, ref))
+            np.save(os.path.join(o.out, case, "rowq.npy"),
+                    per_row_integer(x, np.ascontiguousarray(q.T) if trans else q, sc, zp, bias))
         elif case in ("full", "full_u8"):
             m, k, n = 7, 48, 40
             x = rng.standard_normal((m, k)).astype(np.float32)

@@ -8,6 +8,12 @@
 //    bias): A quantized to uint8 per tensor as onnxruntime does it (the
 //    DynamicQuantizeLinear range and quantize pass of vec_quant.h; a_scale 1
 //    where the range is empty), then as above.
+//  - the QDQ integer path's DynamicQuantizeMatMul (build_qdq_dynamic_quantize_matmul):
+//    the same with A quantized per row of the [rows, K] product, each row its
+//    own DynamicQuantizeLinear range, scale and zero point (the GEMM's per-row
+//    zero points, the epilogue's per-row scale: the multiplier a_scale[r] *
+//    b_scale[n] rounded first, as above), so a row's error follows its own
+//    range, not the tensor's (docs/decisions.md, "QDQ units").
 //
 // onnxruntime's order: the multiplier a_scale * b_scale is one float product
 // computed first, then MLAS's scale-bias output processor multiplies the
@@ -64,7 +70,7 @@ void dynamic_range(const kernels::vec::QuantKernels& qk, const float* x, int64_t
   }
 }
 
-enum class Op { kToFloat, kDynamic, kQLinear };
+enum class Op { kToFloat, kDynamic, kDynamicRows, kQLinear };
 
 // Input positions of each operator (-1: none).
 struct Inputs {
@@ -87,17 +93,19 @@ class PackedIntegerGemm final : public Kernel {
         b_(std::move(b)),
         kernels_(kernels::i8_gemm_select(device::host_cpu_features())) {}
 
-  // Workspace slot 0: the kernel's scratch, then A quantized (DynamicQuantizeMatMul), the
-  // multipliers (or QLinearMatMul's int32 product) and the zero points as int32.
+  // Workspace slot 0: the kernel's scratch, then A quantized (DynamicQuantizeMatMul; per row:
+  // and the rows' scales), the multipliers (or QLinearMatMul's int32 product) and the zero
+  // points as int32 (A's: per row of A's M, or of every row quantized apart).
   uint64_t scratch_bytes() const override {
     uint64_t s = round64(kernels::i8_gemm_scratch_bytes(shape_, d_.rows));
-    if (d_.op == Op::kDynamic) s += round64(uint64_t(d_.rows * d_.k));
+    if (d_.op == Op::kDynamic || d_.op == Op::kDynamicRows) s += round64(uint64_t(d_.rows * d_.k));
+    if (d_.op == Op::kDynamicRows) s += round64(uint64_t(d_.rows) * 4);
     if (d_.op == Op::kQLinear) {
       s += round64(uint64_t(d_.rows * d_.n) * 4);
     } else {
       s += round64(uint64_t(d_.n) * 4);
     }
-    return s + round64(uint64_t(d_.m + d_.n) * 4);
+    return s + round64(uint64_t(za_entries() + d_.n) * 4);
   }
 
   void run(const KernelIO& io) const override {
@@ -120,7 +128,14 @@ class PackedIntegerGemm final : public Kernel {
     g.a_signed = d_.a_signed;
     float a_scale = 0;
     int32_t za = 0;
-    if (d_.op == Op::kDynamic) {
+    uint8_t* a_rows = nullptr;  // kDynamicRows: A quantized, then each row's scale
+    float* row_scale = nullptr;
+    if (d_.op == Op::kDynamicRows) {
+      a_rows = p;
+      p += round64(uint64_t(d_.rows * d_.k));
+      row_scale = reinterpret_cast<float*>(p);
+      p += round64(uint64_t(d_.rows) * 4);
+    } else if (d_.op == Op::kDynamic) {
       const kernels::vec::QuantKernels& qk = kernels::vec::host_quant_kernels();
       const float* x = static_cast<const float*>(io.in[0]);
       const size_t count = size_t(d_.rows * d_.k);
@@ -149,7 +164,13 @@ class PackedIntegerGemm final : public Kernel {
       p += round64(uint64_t(d_.n) * 4);
     }
     int32_t* zp = reinterpret_cast<int32_t*>(p);
-    if (d_.op == Op::kDynamic) {
+    if (d_.op == Op::kDynamicRows) {
+      quantize_rows(io, a_rows, row_scale, zp);
+      g.a = a_rows;
+      g.a_signed = false;
+      g.za = zp;
+      g.za_n = d_.rows;
+    } else if (d_.op == Op::kDynamic) {
       zp[0] = za;
       g.za = zp;
       g.za_n = 1;
@@ -161,9 +182,9 @@ class PackedIntegerGemm final : public Kernel {
     }
     if (d_.zb_n > 0) {
       for (int64_t j = 0; j < d_.zb_n; ++j) {
-        zp[d_.m + j] = load8(d_.b_signed, io.in[size_t(d_.in.b_zp)], j);
+        zp[za_entries() + j] = load8(d_.b_signed, io.in[size_t(d_.in.b_zp)], j);
       }
-      g.zb = zp + d_.m;
+      g.zb = zp + za_entries();
       g.zb_n = d_.zb_n;
     }
     if (d_.op == Op::kQLinear) {
@@ -173,8 +194,13 @@ class PackedIntegerGemm final : public Kernel {
       return;
     }
     const float* bs = static_cast<const float*>(io.in[size_t(d_.in.b_scale)]);
-    for (int64_t j = 0; j < d_.bs_n; ++j) mult[j] = a_scale * bs[j];
-    g.scale = mult;
+    if (d_.op == Op::kDynamicRows) {
+      g.scale = bs;  // the kernel forms row_scale[r] * bs[n]
+      g.row_scale = row_scale;
+    } else {
+      for (int64_t j = 0; j < d_.bs_n; ++j) mult[j] = a_scale * bs[j];
+      g.scale = mult;
+    }
     g.scale_n = d_.bs_n;
     if (d_.bias_n > 0) {
       g.bias = static_cast<const float*>(io.in[size_t(d_.in.bias)]);
@@ -185,6 +211,29 @@ class PackedIntegerGemm final : public Kernel {
   }
 
  private:
+  // A's zero points held as int32: one per row quantized apart, else up to M.
+  int64_t za_entries() const { return d_.op == Op::kDynamicRows ? d_.rows : d_.m; }
+
+  // A [rows, K] to uint8, each row through DynamicQuantizeLinear's range and
+  // quantize pass on its own (rows are independent: any split, the same bits).
+  void quantize_rows(const KernelIO& io, uint8_t* aq, float* row_scale, int32_t* zp) const {
+    const kernels::vec::QuantKernels& qk = kernels::vec::host_quant_kernels();
+    const float* x = static_cast<const float*>(io.in[0]);
+    const int64_t k = d_.k;
+    const int64_t min_rows = std::max<int64_t>(1, kMinChunk / std::max<int64_t>(k, 1));
+    parallel_range(io.pool, d_.rows, min_rows, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const float* xr = x + r * k;
+        float lo = 0, hi = 0;
+        qk.minmax(xr, size_t(k), &lo, &hi);
+        const kernels::vec::DynamicQuantParams q = kernels::vec::dynamic_quant_params(lo, hi);
+        qk.quantize_u8(xr, aq + r * k, size_t(k), q.scale, q.zp);
+        row_scale[r] = hi == lo ? 1.0f : q.scale;  // onnxruntime's scale of an empty range
+        zp[r] = int32_t(q.zp);
+      }
+    });
+  }
+
   // integer_matmul.cc's QLinearMatMul loop over the int32 product: the same expression.
   void requantize(const KernelIO& io, const int32_t* acc) const {
     const float* as = static_cast<const float*>(io.in[1]);
@@ -297,10 +346,12 @@ Result<std::unique_ptr<Kernel>> build_matmul_integer_to_float(BuildContext& ctx)
   return finish(ctx, 1, d);
 }
 
-Result<std::unique_ptr<Kernel>> build_dynamic_quantize_matmul(BuildContext& ctx) {
+namespace {
+
+Result<std::unique_ptr<Kernel>> dynamic_quantize_matmul(BuildContext& ctx, Op op) {
   for (int i : {0, 1, 2}) OP_RETURN_IF_ERROR(ctx.require_input(i).status());
   Desc d;
-  d.op = Op::kDynamic;
+  d.op = op;
   d.in.b_scale = 2;
   d.in.b_zp = 3;
   d.in.bias = 4;
@@ -318,6 +369,16 @@ Result<std::unique_ptr<Kernel>> build_dynamic_quantize_matmul(BuildContext& ctx)
   if (d.bias_n == 1 && d.n != 1) return ctx.error("bias must hold N values");
   ctx.set_output(0, kFloat, out);
   return finish(ctx, 1, d);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> build_dynamic_quantize_matmul(BuildContext& ctx) {
+  return dynamic_quantize_matmul(ctx, Op::kDynamic);
+}
+
+Result<std::unique_ptr<Kernel>> build_qdq_dynamic_quantize_matmul(BuildContext& ctx) {
+  return dynamic_quantize_matmul(ctx, Op::kDynamicRows);
 }
 
 Result<std::unique_ptr<Kernel>> build_packed_qlinear_matmul(BuildContext& ctx, int64_t as_n,

@@ -63,6 +63,11 @@ Result<std::unique_ptr<Kernel>> build_packed_qlinear_matmul(BuildContext& ctx, i
 // int8/uint8 (integer_matmul_float.cc).
 Result<std::unique_ptr<Kernel>> build_matmul_integer_to_float(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_dynamic_quantize_matmul(BuildContext& ctx);
+// DynamicQuantizeMatMul's inputs with A quantized per row (each row of the [rows, K] product
+// its own range, scale and zero point): what the session builds for a weight-only QDQ unit
+// under `--qdq integer` (session_qdq.cc); no registry entry, so a model's own
+// DynamicQuantizeMatMul keeps its per-tensor semantics.
+Result<std::unique_ptr<Kernel>> build_qdq_dynamic_quantize_matmul(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_conv_integer(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_qlinear_conv(BuildContext& ctx);
 
