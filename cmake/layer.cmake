@@ -4,6 +4,7 @@ function(op_add_layer name)
   cmake_parse_arguments(L "" "" "DEPS;EXTRA" ${ARGN})
   file(GLOB_RECURSE srcs CONFIGURE_DEPENDS
        "${CMAKE_CURRENT_SOURCE_DIR}/*.cc" "${CMAKE_CURRENT_SOURCE_DIR}/*.h")
+  op_filter_arch_sources(srcs)
   op_apply_isa_flags(${srcs})
   list(FILTER srcs INCLUDE REGEX "\\.cc$")
   if(srcs)

@@ -12,6 +12,11 @@ packages=(
   python3 python3-onnx python3-numpy python3-protobuf
   python3-dev pybind11-dev python3-pytest patchelf python3-venv
   b3sum libopenblas-dev libonnx-testdata time
+  # The aarch64 stage (tools/test_aarch64.sh): Debian's cross compiler, qemu user
+  # mode, and the arm64 builds of the libraries we link (multiarch; the :arm64
+  # libprotobuf is the same version as the host's protoc, which apt enforces).
+  g++-aarch64-linux-gnu qemu-user
+  libprotobuf-dev:arm64 libssl-dev:arm64 libgtest-dev:arm64
 )
 # The machine may bring its own Node.js (then Debian's npm conflicts with it).
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
@@ -28,6 +33,9 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   sudo_cmd=()
   [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    "${sudo_cmd[@]}" dpkg --add-architecture arm64
+  fi
   "${sudo_cmd[@]}" apt-get update -qq
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi

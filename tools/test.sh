@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: setup, release build + all tests
 # (unit, interop with python3-onnx and ONNX Runtime, CLI), a sanitizer build
-# (ASan + UBSan) running the unit tests, and a bounded libFuzzer run.
+# (ASan + UBSan) running the unit tests, a bounded libFuzzer run, and an aarch64
+# cross build run under qemu (tools/test_aarch64.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
@@ -51,4 +52,8 @@ if [ -d tests/fuzz ] && ls tests/fuzz/*.cc >/dev/null 2>&1; then
   # 4 targets x 40 s, two at a time on 2 cores: about 80 s in all.
   bash tools/run_fuzz.sh build-asan "${FUZZ_SECONDS:-40}"
 fi
+
+# aarch64: cross build + qemu user mode (detection under three CPU models, the
+# unit tests, the CLI on two real models against build/'s outputs).
+bash tools/test_aarch64.sh
 echo "== all tests passed"

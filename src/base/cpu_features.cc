@@ -13,11 +13,31 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 #elif defined(__aarch64__)
+#include <asm/hwcap.h>
 #include <sys/auxv.h>
 #endif
 
 namespace onnx_prepack::base {
 namespace {
+
+// ref: Linux arch/arm64/include/uapi/asm/hwcap.h (checked against the kernel
+// header where it exists: an aarch64 build).
+constexpr uint64_t kHwcapFp = uint64_t(1) << 0;
+constexpr uint64_t kHwcapAsimd = uint64_t(1) << 1;
+constexpr uint64_t kHwcapFphp = uint64_t(1) << 9;
+constexpr uint64_t kHwcapAsimdhp = uint64_t(1) << 10;
+constexpr uint64_t kHwcapAsimddp = uint64_t(1) << 20;
+constexpr uint64_t kHwcapSve = uint64_t(1) << 22;
+constexpr uint64_t kHwcap2Sve2 = uint64_t(1) << 1;
+constexpr uint64_t kHwcap2I8mm = uint64_t(1) << 13;
+constexpr uint64_t kHwcap2Bf16 = uint64_t(1) << 14;
+#if defined(__aarch64__)
+static_assert(kHwcapFp == HWCAP_FP && kHwcapAsimd == HWCAP_ASIMD && kHwcapFphp == HWCAP_FPHP &&
+              kHwcapAsimdhp == HWCAP_ASIMDHP && kHwcapAsimddp == HWCAP_ASIMDDP &&
+              kHwcapSve == HWCAP_SVE);
+static_assert(kHwcap2Sve2 == HWCAP2_SVE2 && kHwcap2I8mm == HWCAP2_I8MM &&
+              kHwcap2Bf16 == HWCAP2_BF16);
+#endif
 
 #if defined(__x86_64__)
 struct Regs {
@@ -99,23 +119,27 @@ CpuFeatures detect() {
   return f;
 }
 #elif defined(__aarch64__)
-// ref: Linux arch/arm64/include/uapi/asm/hwcap.h
-CpuFeatures detect() {
-  CpuFeatures f;
-  const unsigned long hw = getauxval(AT_HWCAP);
-  const unsigned long hw2 = getauxval(AT_HWCAP2);
-  f.neon = hw & (1ul << 1);      // HWCAP_ASIMD
-  f.fp16 = hw & (1ul << 10);     // HWCAP_ASIMDHP
-  f.dotprod = hw & (1ul << 20);  // HWCAP_ASIMDDP
-  f.sve = hw & (1ul << 22);      // HWCAP_SVE
-  f.sve2 = hw2 & (1ul << 1);     // HWCAP2_SVE2
-  f.i8mm = hw2 & (1ul << 13);    // HWCAP2_I8MM
-  f.bf16 = hw2 & (1ul << 14);    // HWCAP2_BF16
-  return f;
-}
+CpuFeatures detect() { return decode_aarch64_hwcaps(getauxval(AT_HWCAP), getauxval(AT_HWCAP2)); }
 #else
 CpuFeatures detect() { return CpuFeatures{}; }
 #endif
+
+}  // namespace
+
+CpuFeatures decode_aarch64_hwcaps(uint64_t hw, uint64_t hw2) {
+  auto all = [](uint64_t word, uint64_t bits) { return (word & bits) == bits; };
+  CpuFeatures f;
+  f.neon = all(hw, kHwcapFp | kHwcapAsimd);
+  f.fp16 = all(hw, kHwcapFphp | kHwcapAsimdhp);
+  f.dotprod = all(hw, kHwcapAsimddp);
+  f.sve = all(hw, kHwcapSve);
+  f.sve2 = all(hw2, kHwcap2Sve2);
+  f.i8mm = all(hw2, kHwcap2I8mm);
+  f.bf16 = all(hw2, kHwcap2Bf16);
+  return f;
+}
+
+namespace {
 
 // -1: no cap; otherwise an IsaLevel value.
 int read_env_cap() {
@@ -125,7 +149,9 @@ int read_env_cap() {
   if (level) return static_cast<int>(*level);
   std::fprintf(
       stderr,
-      "onnx-prepack: ONNX_PREPACK_MAX_ISA='%s' is not ref, avx2 or avx512; capping at ref\n", env);
+      "onnx-prepack: ONNX_PREPACK_MAX_ISA='%s' is not ref, avx2, avx512, neon, dotprod or i8mm; "
+      "capping at ref\n",
+      env);
   return static_cast<int>(IsaLevel::kRef);
 }
 
@@ -143,6 +169,9 @@ std::optional<IsaLevel> isa_level_from_name(std::string_view name) {
   if (name == "ref") return IsaLevel::kRef;
   if (name == "avx2") return IsaLevel::kAvx2;
   if (name == "avx512") return IsaLevel::kAvx512;
+  if (name == "neon") return IsaLevel::kNeon;
+  if (name == "dotprod") return IsaLevel::kDotprod;
+  if (name == "i8mm") return IsaLevel::kI8mm;
   return std::nullopt;
 }
 
@@ -154,19 +183,36 @@ std::string_view isa_level_name(IsaLevel level) {
       return "avx2";
     case IsaLevel::kAvx512:
       return "avx512";
+    case IsaLevel::kNeon:
+      return "neon";
+    case IsaLevel::kDotprod:
+      return "dotprod";
+    case IsaLevel::kI8mm:
+      return "i8mm";
   }
   return "ref";
 }
 
+// Each machine's chain is cut at the cap when the cap is of that chain, and
+// at ref otherwise.
 CpuFeatures cap_cpu_features(CpuFeatures f, IsaLevel level) {
+  const IsaLevel x86 = isa_chain(level) == 1 ? level : IsaLevel::kRef;
+  const IsaLevel arm = isa_chain(level) == 2 ? level : IsaLevel::kRef;
+  // Any cap: no AMX on x86_64, no SVE on aarch64 (the steps above the top levels).
   f.amx_tile = f.amx_int8 = f.amx_bf16 = false;
-  if (level == IsaLevel::kAvx512) return f;
-  f.avx512f = f.avx512bw = f.avx512cd = f.avx512dq = f.avx512vl = false;
-  f.avx512vnni = f.avx512bf16 = f.avx512fp16 = f.avx512vbmi = f.avx512ifma = false;
-  if (level == IsaLevel::kAvx2) return f;
-  // ref: NEON is the aarch64 baseline and stays; its optional extensions go.
-  f.avx = f.avx2 = f.fma = f.f16c = f.avxvnni = false;
-  f.fp16 = f.dotprod = f.i8mm = f.bf16 = f.sve = f.sve2 = false;
+  f.sve = f.sve2 = false;
+  if (x86 != IsaLevel::kAvx512) {
+    f.avx512f = f.avx512bw = f.avx512cd = f.avx512dq = f.avx512vl = false;
+    f.avx512vnni = f.avx512bf16 = f.avx512fp16 = f.avx512vbmi = f.avx512ifma = false;
+    if (x86 != IsaLevel::kAvx2) f.avx = f.avx2 = f.fma = f.f16c = f.avxvnni = false;
+  }
+  if (arm != IsaLevel::kI8mm) {
+    f.i8mm = f.bf16 = false;
+    if (arm != IsaLevel::kDotprod) {
+      f.dotprod = f.fp16 = false;
+      if (arm != IsaLevel::kNeon) f.neon = false;
+    }
+  }
   return f;
 }
 
@@ -174,6 +220,11 @@ IsaLevel isa_level_of(const CpuFeatures& f) {
   if (f.avx2 && f.fma && f.f16c) {
     if (f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl) return IsaLevel::kAvx512;
     return IsaLevel::kAvx2;
+  }
+  if (f.neon) {
+    if (f.dotprod && f.i8mm) return IsaLevel::kI8mm;
+    if (f.dotprod) return IsaLevel::kDotprod;
+    return IsaLevel::kNeon;
   }
   return IsaLevel::kRef;
 }

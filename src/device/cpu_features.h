@@ -13,6 +13,7 @@ using base::detect_cpu_features;
 using base::host_cpu_features;
 using base::host_isa_cap;
 using base::host_isa_level;
+using base::isa_chain;
 using base::isa_level_from_name;
 using base::isa_level_name;
 using base::isa_level_of;

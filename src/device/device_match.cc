@@ -53,6 +53,9 @@ IsaLevel kernel_level(const HostDescription& host) {
   cpu.avx512bw = f.has(Feature::kAvx512bw);
   cpu.avx512dq = f.has(Feature::kAvx512dq);
   cpu.avx512vl = f.has(Feature::kAvx512vl);
+  cpu.neon = f.has(Feature::kNeon);
+  cpu.dotprod = f.has(Feature::kDotprod);
+  cpu.i8mm = f.has(Feature::kI8mm);
   return isa_level_of(cpu);
 }
 

@@ -122,6 +122,22 @@ std::optional<Feature> feature_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+FeatureSet aarch64_implied(Feature f) {
+  switch (f) {
+    case Feature::kFp16:
+    case Feature::kDotprod:
+    case Feature::kI8mm:
+    case Feature::kBf16:
+      return FeatureSet::of({Feature::kNeon});
+    case Feature::kSve:
+      return FeatureSet::of({Feature::kNeon, Feature::kFp16});
+    case Feature::kSve2:
+      return FeatureSet::of({Feature::kNeon, Feature::kFp16, Feature::kSve});
+    default:
+      return {};
+  }
+}
+
 FeatureSet psabi_level(int level) {
   FeatureSet s;
   if (level < 2 || level > 4) return s;
@@ -198,6 +214,7 @@ Result<Architecture> parse_architecture(std::string_view text) {
                                 std::string(machine_name(arch.machine)));
       }
       arch.features.add(*found);
+      arch.features.add(aarch64_implied(*found));
     } else if (arch.machine == Machine::kX86_64 && (tok == "v2" || tok == "v3" || tok == "v4")) {
       arch.features.add(psabi_level(tok[1] - '0'));
     } else {

@@ -94,6 +94,13 @@ Machine feature_machine(Feature f);
 // ref: https://gitlab.com/x86-psABIs/x86-64-ABI, "Micro-architecture levels"
 FeatureSet psabi_level(int level);  // 2, 3 or 4; empty otherwise
 
+// aarch64: the features an extension requires, as GCC's -march=armv8-a+EXT
+// enables them (dotprod, i8mm, fp16, bf16 -> neon; sve -> neon, fp16; sve2 ->
+// sve and its). parse_architecture adds them, so `aarch64-dotprod` is
+// `aarch64-neon-dotprod`. Empty for every other feature (x86_64 names imply
+// nothing: `x86_64-avx2` does not list avx).
+FeatureSet aarch64_implied(Feature f);
+
 // A parsed architecture string. `features` holds the known features, levels
 // expanded; `unknown` keeps names this build does not know (a host never has
 // them, so an entry listing one is incompatible but still parses).

@@ -158,16 +158,27 @@ Result<std::vector<std::string>> target_architectures(const std::vector<std::str
     }
     return arch;
   };
+  // A machine no family has a format for yet (aarch64): its targets stand, in canonical
+  // form, and compile lists every weight as not packed for them, family by family.
+  auto formatless = [](const device::HostDescription& h) {
+    for (const pack::PackFamily* family : pack::pack_families()) {
+      if (pack::has_machine_formats(*family, h.architecture.machine)) return std::string();
+    }
+    return h.architecture.to_string();
+  };
   std::vector<std::string> archs;
   for (const std::string& t : targets.empty() ? std::vector<std::string>{"host"} : targets) {
     std::string arch;
     if (t == "host") {
-      arch = best_for(device::HostDescription::detect());
+      const device::HostDescription h = device::HostDescription::detect();
+      arch = best_for(h);
+      if (arch.empty()) arch = formatless(h);
     } else if (known.count(t)) {
       arch = t;
     } else if (auto pretended = device::HostDescription::pretend(t); pretended.ok()) {
       // Any format.md §6 architecture string (psABI levels too: x86_64-v3, x86_64-v4-avx512vnni).
       arch = best_for(*pretended);
+      if (arch.empty()) arch = formatless(*pretended);
     }
     if (arch.empty()) {
       std::string list;
@@ -291,7 +302,15 @@ Status Compiler::add(const pack::ModelWeightUse& u) {
   };
   if (u.duplicated) return skip("several initializers have this name");
   std::vector<std::pair<std::string, pack::PackPlan>> plans;  // (architecture, plan)
+  std::string no_machine;  // targets of a machine this family has no format for
   for (const CompileTarget& target : targets_) {
+    const device::Machine m = target.host.architecture.machine;
+    if (!pack::has_machine_formats(*u.family, m)) {
+      no_machine += (no_machine.empty() ? "" : "; ") +
+                    pack::no_machine_format_message(*u.family, m) + " (--target " + target.arch +
+                    ")";
+      continue;
+    }
     for (const pack::FormatInfo& f : u.family->accepted(use, target.level)) {
       if (!device::match_architecture(f.architecture, target.host).ok()) continue;
       bool done = false;
@@ -303,7 +322,9 @@ Status Compiler::add(const pack::ModelWeightUse& u) {
       break;
     }
   }
-  if (plans.empty()) return skip("no format for the targets");
+  if (plans.empty()) return skip(no_machine.empty() ? "no format for the targets" : no_machine);
+  // Packed for some targets: the others are still listed, so that no target is left silently.
+  if (!no_machine.empty()) (void)skip(no_machine);
   const int index = model_.initializer_index(use.source);
   if (!digests_.count(use.source)) {
     const std::string ctx = format::tensor_context(index, use.source);

@@ -75,8 +75,38 @@ resolve::PackRequest pack_request(const PackFamily& family, const WeightUse& use
     };
     r.formats.push_back(std::move(a));
   }
+  if (r.formats.empty()) {
+    if (const std::optional<device::Machine> m = level_machine(level);
+        m && !has_machine_formats(family, *m)) {
+      r.no_format_detail = no_machine_format_message(family, *m);
+    }
+  }
   r.lineage = family.lineage(use);
   return r;
+}
+
+std::optional<device::Machine> level_machine(device::IsaLevel level) {
+  switch (device::isa_chain(level)) {
+    case 1:
+      return device::Machine::kX86_64;
+    case 2:
+      return device::Machine::kAarch64;
+    default:
+      return std::nullopt;  // ref: either machine
+  }
+}
+
+bool has_machine_formats(const PackFamily& family, device::Machine machine) {
+  for (const FormatInfo& f : family.formats()) {
+    const Result<device::Architecture> arch = device::parse_architecture(f.architecture);
+    if (arch.ok() && arch->machine == machine) return true;
+  }
+  return false;
+}
+
+std::string no_machine_format_message(const PackFamily& family, device::Machine machine) {
+  return "no packed format for family " + std::string(family.name()) + " on " +
+         std::string(device::machine_name(machine));
 }
 
 namespace {

@@ -21,6 +21,7 @@
 
 #include "base/thread_pool.h"
 #include "device/cpu_features.h"
+#include "device/isa_names.h"
 #include "format/model.h"
 #include "onnx_prepack.pb.h"
 #include "onnx_prepack/status.h"
@@ -117,8 +118,17 @@ const PackFamily* family_for(const onnx::NodeProto& node, int input, int32_t dat
 
 // The resolver's request for `use` at `level`: the accepted formats, each
 // with the family's entry check, and the lineage.
+// with the family's entry check, and the lineage. When none is accepted and the
+// family has no format for the level's machine at all, no_format_detail says so.
 resolve::PackRequest pack_request(const PackFamily& family, const WeightUse& use,
                                   device::IsaLevel level);
+
+// The machine of a kernel level's chain (nullopt for ref, shared by both).
+std::optional<device::Machine> level_machine(device::IsaLevel level);
+// Whether some format of `family` is for `machine` (by its architecture string).
+bool has_machine_formats(const PackFamily& family, device::Machine machine);
+// "no packed format for family gemm_b on aarch64".
+std::string no_machine_format_message(const PackFamily& family, device::Machine machine);
 
 // Every eligible use of a top-level initializer in the model, in node order,
 // one per (family, source, use key). `graph_input` is set for initializers

@@ -244,7 +244,9 @@ bool Resolver::request_rules(const PackRequest& request, Resolution& out, int& i
   if (request.formats.empty()) {
     return request_miss(MissReason::kNoAcceptableFormat,
                         "the consumer of " + quoted(request.source_name) +
-                            " reads no persisted format on this host");
+                            " reads no persisted format on this host" +
+                            (request.no_format_detail.empty() ? "" : ": ") +
+                            request.no_format_detail);
   }
   return false;
 }

@@ -52,6 +52,10 @@ struct AcceptableFormat {
 struct PackRequest {
   std::string source_name;
   std::vector<AcceptableFormat> formats;
+  // Why `formats` is empty, when the pack layer knows more than "none at this
+  // level" ("no packed format for family gemm_b on aarch64"); appended to the
+  // no_acceptable_format detail.
+  std::string no_format_detail;
   // Set for packs that read other initializers too (format.md §4.5; lineage.h).
   std::optional<LineageRequest> lineage = std::nullopt;
 };

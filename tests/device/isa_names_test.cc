@@ -70,7 +70,14 @@ TEST(IsaNames, EveryFeatureNameRoundTrips) {
         std::string(machine_name(feature_machine(f))) + "-" + std::string(feature_name(f));
     auto a = parse_architecture(arch);
     ASSERT_TRUE(a.ok()) << arch;
-    EXPECT_EQ(a->to_string(), arch);
+    // The feature and what it implies (aarch64 extensions: docs/loading.md).
+    FeatureSet want = aarch64_implied(f);
+    want.add(f);
+    EXPECT_EQ(a->features, want) << arch;
+    EXPECT_EQ(parse_architecture(a->to_string())->features, want) << arch;
+    if (aarch64_implied(f).empty()) {
+      EXPECT_EQ(a->to_string(), arch);
+    }
   }
 }
 

@@ -194,10 +194,13 @@ TEST(F32Conv, IndirectKernelsMatchTheirPortableTwinBitForBit) {
 TEST(F32Conv, DepthwiseMatchesDirectForEveryRowKernel) {
   const device::IsaLevel host = device::host_isa_level();
   Scratch s;
-  std::vector<std::pair<DwRowFn, device::IsaLevel>> rows = {
-      {dw_row_ref, device::IsaLevel::kRef},
-      {dw_row_avx2, device::IsaLevel::kAvx2},
-      {dw_row_avx512, device::IsaLevel::kAvx512}};
+  std::vector<std::pair<DwRowFn, device::IsaLevel>> rows = {{dw_row_ref, device::IsaLevel::kRef}};
+#if defined(__x86_64__)
+  rows.push_back({dw_row_avx2, device::IsaLevel::kAvx2});
+  rows.push_back({dw_row_avx512, device::IsaLevel::kAvx512});
+#else
+  rows.push_back({dw_row_select(host), host});  // this machine's pick (ref until it has kernels)
+#endif
   for (auto [row, level] : rows) {
     if (level > host) continue;
     for (const ConvGeometry& g :
@@ -220,7 +223,10 @@ TEST(F32Conv, DepthwiseMatchesDirectForEveryRowKernel) {
 TEST(F32Conv, Stride2GatherVariantsWriteTheSameBytes) {
   const device::IsaLevel host = device::host_isa_level();
   std::vector<std::pair<Stride2GatherFn, device::IsaLevel>> fns = {
-      {stride2_gather_avx2, device::IsaLevel::kAvx2}, {stride2_gather_select(host), host}};
+      {stride2_gather_select(host), host}};
+#if defined(__x86_64__)
+  fns.insert(fns.begin(), {stride2_gather_avx2, device::IsaLevel::kAvx2});
+#endif
   for (size_t n = 1; n <= 41; ++n) {
     for (size_t shift = 0; shift < 2; ++shift) {
       std::vector<float> src(shift + 2 * (n - 1) + 1);
@@ -243,6 +249,13 @@ TEST(F32Conv, Stride2GatherVariantsWriteTheSameBytes) {
 
 TEST(F32Conv, UnfoldVariantsWriteTheSameBytes) {
   const device::IsaLevel host = device::host_isa_level();
+#if defined(__x86_64__)
+  const std::pair<ConvUnfoldFn, device::IsaLevel> unfolds[] = {
+      {conv_unfold_avx2, device::IsaLevel::kAvx2}, {conv_unfold_avx512, device::IsaLevel::kAvx512}};
+#else
+  const std::pair<ConvUnfoldFn, device::IsaLevel> unfolds[] = {
+      {conv_unfold_select(host), host}};  // this machine's pick (ref until it has kernels)
+#endif
   for (const ConvGeometry& g : blocked_cases()) {
     const auto x = random(size_t(g.c * g.in_pixels()), 7);
     const size_t nr = 32, kc = std::min<size_t>(kKc, size_t(g.k()));
@@ -251,8 +264,7 @@ TEST(F32Conv, UnfoldVariantsWriteTheSameBytes) {
     conv_segments(g, 0, count, nr, segs);
     std::vector<float> ref(kTilePanels * kKc * nr, 0.0f);
     conv_unfold_ref(g, x.data(), 0, kc, segs, 0, nr, ref.data());
-    for (auto [fn, level] : {std::pair{&conv_unfold_avx2, device::IsaLevel::kAvx2},
-                             std::pair{&conv_unfold_avx512, device::IsaLevel::kAvx512}}) {
+    for (auto [fn, level] : unfolds) {
       if (level > host) continue;
       std::vector<float> got(ref.size(), 0.0f);
       fn(g, x.data(), 0, kc, segs, 0, nr, got.data());

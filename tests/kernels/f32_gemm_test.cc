@@ -217,11 +217,20 @@ TEST(F32Gemm, RejectsMismatchedPanelWidthAndStrides) {
 }
 
 TEST(F32Gemm, SelectPrefersTheWidestIsaTheLevelAllows) {
+#if defined(__x86_64__)
   EXPECT_STREQ(f32_gemm_select(32, device::IsaLevel::kAvx512)->name, "f32_gemm_14x32_avx512");
-  EXPECT_STREQ(f32_gemm_select(32, device::IsaLevel::kAvx2)->name, "f32_gemm_14x32_ref");
   EXPECT_STREQ(f32_gemm_select(16, device::IsaLevel::kAvx512)->name, "f32_gemm_6x16_avx2");
+#else
+  // No x86 kernel in this build: the level falls back to the _ref twins.
+  EXPECT_STREQ(f32_gemm_select(32, device::IsaLevel::kAvx512)->name, "f32_gemm_14x32_ref");
+  EXPECT_STREQ(f32_gemm_select(16, device::IsaLevel::kAvx512)->name, "f32_gemm_6x16_ref");
+#endif
+  EXPECT_STREQ(f32_gemm_select(32, device::IsaLevel::kAvx2)->name, "f32_gemm_14x32_ref");
   EXPECT_STREQ(f32_gemm_select(16, device::IsaLevel::kRef)->name, "f32_gemm_6x16_ref");
   EXPECT_EQ(f32_gemm_select(8, device::IsaLevel::kAvx512), nullptr);
+  // aarch64 levels never select an x86 kernel (the levels are unordered).
+  EXPECT_STREQ(f32_gemm_select(16, device::IsaLevel::kI8mm)->name, "f32_gemm_6x16_ref");
+  EXPECT_STREQ(f32_gemm_native(device::IsaLevel::kDotprod).name, "f32_gemm_6x16_ref");
 }
 
 }  // namespace

@@ -120,14 +120,16 @@ std::vector<int32_t> run(const I8GemmKernels& kern, const Case& c, const Operand
 
 // The variants this host runs (host_cpu_features() honours ONNX_PREPACK_MAX_ISA).
 std::vector<I8GemmKernels> host_kernels() {
-  const device::CpuFeatures f = device::host_cpu_features();
   std::vector<I8GemmKernels> out = {i8_gemm_ref_kernels()};
+#if defined(__x86_64__)
+  const device::CpuFeatures f = device::host_cpu_features();
   if (f.avx2) out.push_back({"i8_gemm_avx2", i8_gemm_avx2});
   if (f.avx2) out.push_back({"i8_gemm_vnni256_emulated", i8_gemm_vnni256_emulated});
   if (f.avx2 && f.avxvnni) out.push_back({"i8_gemm_avxvnni", i8_gemm_avxvnni});
   if (device::host_isa_level() >= device::IsaLevel::kAvx512 && f.avx512vnni) {
     out.push_back({"i8_gemm_avx512vnni", i8_gemm_avx512vnni});
   }
+#endif
   return out;
 }
 
@@ -214,6 +216,13 @@ TEST(I8Gemm, BatchPeriodicRowZeroPoint) {
 }
 
 TEST(I8Gemm, SelectFallsBackToAvx2WithoutVnni) {
+#if !defined(__x86_64__)
+  device::CpuFeatures all;
+  all.avx2 = all.fma = all.f16c = all.avxvnni = all.avx512vnni = true;
+  all.neon = all.dotprod = all.i8mm = true;
+  EXPECT_STREQ(i8_gemm_select(all).name, "i8_gemm_ref");  // no x86 kernel in this build
+  GTEST_SKIP() << "x86-64 kernels only";
+#endif
   device::CpuFeatures f;
   f.avx2 = f.fma = f.f16c = true;
   EXPECT_STREQ(i8_gemm_select(f).name, "i8_gemm_avx2");

@@ -228,6 +228,14 @@ TEST_F(QdqWeight, IntegerPathQuantizesAPerRowWithinOrtsError) {
 
 TEST_F(QdqWeight, CompiledIntegerWeightsAreHitsBitwiseTheMisses) {
   for (const Case& c : kCases) {
+#if defined(__x86_64__)
+    const size_t persisted = c.persisted;
+#else
+    // Compiled for the host: no family has a format for this machine yet (the
+    // integer panel16 formats are x86_64's), so nothing is persisted and the
+    // run packs every weight, with the same bits.
+    const size_t persisted = 0;
+#endif
     const HostTensor x = npy(file(c, "x.npy"));
     const std::string src = file(c, "model.onnx");
     CompileOptions co;
@@ -237,7 +245,7 @@ TEST_F(QdqWeight, CompiledIntegerWeightsAreHitsBitwiseTheMisses) {
     const std::string dst = file(c, "integer.compiled.onnx");
     auto summary = compile_model(src, dst, co);
     ASSERT_TRUE(summary.ok()) << c.name << ": " << summary.status().message();
-    EXPECT_EQ(summary->entries, c.persisted) << c.name;
+    EXPECT_EQ(summary->entries, persisted) << c.name;
     // The exact path has no packed weight to persist in these models.
     co.qdq = QdqMode::kExact;
     auto exact = compile_model(src, file(c, "exact.compiled.onnx"), co);
@@ -249,7 +257,7 @@ TEST_F(QdqWeight, CompiledIntegerWeightsAreHitsBitwiseTheMisses) {
     EXPECT_TRUE(bitwise(miss.y, hit.y)) << c.name;
     size_t hits = 0;
     for (const WeightDecision& d : hit.weights) hits += d.decision == "hit";
-    EXPECT_EQ(hits, c.persisted) << c.name;
+    EXPECT_EQ(hits, persisted) << c.name;
     for (const WeightDecision& d : miss.weights) EXPECT_EQ(d.decision, "miss") << c.name;
     // The compiled model still runs exactly by default.
     const Ran exact_run = run(dst, x, QdqMode::kExact);

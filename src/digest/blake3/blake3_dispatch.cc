@@ -10,11 +10,13 @@
 namespace onnx_prepack::digest::blake3 {
 namespace {
 
-constexpr std::array<Kernel, 3> kKernels = {{
+constexpr Kernel kKernels[] = {
     {"portable", Isa::kPortable, 1, hash_many_ref},
+#if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
     {"avx2", Isa::kAvx2, 8, hash_many_avx2},
     {"avx512", Isa::kAvx512, 16, hash_many_avx512},
-}};
+#endif
+};
 
 }  // namespace
 

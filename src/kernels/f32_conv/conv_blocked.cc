@@ -24,8 +24,12 @@ void conv_segments(const ConvGeometry& g, int64_t p0, int64_t count, size_t nr,
 }
 
 ConvUnfoldFn conv_unfold_select(device::IsaLevel level) {
+#if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
   if (level >= device::IsaLevel::kAvx512) return conv_unfold_avx512;
   if (level >= device::IsaLevel::kAvx2) return conv_unfold_avx2;
+#else
+  (void)level;
+#endif
   return conv_unfold_ref;
 }
 

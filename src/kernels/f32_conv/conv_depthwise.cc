@@ -29,12 +29,21 @@ DwPlan plan(const ConvGeometry& g) {
 }  // namespace
 
 Stride2GatherFn stride2_gather_select(device::IsaLevel level) {
-  return level >= device::IsaLevel::kAvx2 ? stride2_gather_avx2 : stride2_gather_ref;
+#if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
+  if (level >= device::IsaLevel::kAvx2) return stride2_gather_avx2;
+#else
+  (void)level;
+#endif
+  return stride2_gather_ref;
 }
 
 DwRowFn dw_row_select(device::IsaLevel level) {
+#if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
   if (level >= device::IsaLevel::kAvx512) return dw_row_avx512;
   if (level >= device::IsaLevel::kAvx2) return dw_row_avx2;
+#else
+  (void)level;
+#endif
   return dw_row_ref;
 }
 

@@ -128,9 +128,12 @@ struct ConvIndirectKernel {
   ConvIndirectUkernel fn;
 };
 
+// Native kernels first (x86-64 builds only: cmake/isa.cmake), then the _ref twins.
 inline constexpr ConvIndirectKernel kConvIndirectKernels[] = {
+#if defined(__x86_64__)
     {"conv_indirect_14x32_avx512", device::IsaLevel::kAvx512, 14, 32, conv_indirect_14x32_avx512},
     {"conv_indirect_6x16_avx2", device::IsaLevel::kAvx2, 6, 16, conv_indirect_6x16_avx2},
+#endif
     {"conv_indirect_14x32_ref", device::IsaLevel::kRef, 14, 32, conv_indirect_14x32_ref},
     {"conv_indirect_6x16_ref", device::IsaLevel::kRef, 6, 16, conv_indirect_6x16_ref},
 };

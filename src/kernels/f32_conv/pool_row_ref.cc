@@ -29,8 +29,12 @@ void avg_pool_row_ref(float* out, size_t n, const float* const* src, size_t rows
 }
 
 PoolRowKernels pool_row_select(device::IsaLevel level) {
+#if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
   if (level >= device::IsaLevel::kAvx512) return {max_pool_row_avx512, avg_pool_row_avx512};
   if (level >= device::IsaLevel::kAvx2) return {max_pool_row_avx2, avg_pool_row_avx2};
+#else
+  (void)level;
+#endif
   return {max_pool_row_ref, avg_pool_row_ref};
 }
 

@@ -67,9 +67,12 @@ struct F32GemmKernel {
   F32GemmUkernel fn;
 };
 
+// Native kernels first (x86-64 builds only: cmake/isa.cmake), then the _ref twins.
 inline constexpr F32GemmKernel kF32GemmKernels[] = {
+#if defined(__x86_64__)
     {"f32_gemm_14x32_avx512", device::IsaLevel::kAvx512, 14, 32, f32_gemm_14x32_avx512},
     {"f32_gemm_6x16_avx2", device::IsaLevel::kAvx2, 6, 16, f32_gemm_6x16_avx2},
+#endif
     {"f32_gemm_14x32_ref", device::IsaLevel::kRef, 14, 32, f32_gemm_14x32_ref},
     {"f32_gemm_6x16_ref", device::IsaLevel::kRef, 6, 16, f32_gemm_6x16_ref},
 };

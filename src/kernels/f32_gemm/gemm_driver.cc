@@ -382,7 +382,12 @@ Status f32_pack_b(const F32PackBArgs& args, base::ThreadPool* pool, device::IsaL
   if (args.k == 0 || args.n == 0) return ok_status();
   if (args.src == nullptr || args.dst == nullptr) return invalid_argument("pack b: null buffer");
   const device::IsaLevel level = std::min(max_level, device::host_isa_level());
+#if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
   auto fn = level >= device::IsaLevel::kAvx2 ? f32_pack_b_avx2 : f32_pack_b_ref;
+#else
+  (void)level;
+  auto fn = f32_pack_b_ref;
+#endif
   const size_t panels = packed_b_panels(args.n, args.nr);
   const size_t threads = pool ? std::min(pool->size(), panels) : 1;
   if (threads <= 1) {

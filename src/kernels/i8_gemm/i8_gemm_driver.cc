@@ -78,10 +78,14 @@ void prepare_rows(const I8GemmShape& s, const I8GemmArgs& g, const Scratch& w, i
 I8GemmKernels i8_gemm_ref_kernels() { return {"i8_gemm_ref", i8_gemm_ref}; }
 
 I8GemmKernels i8_gemm_select(const device::CpuFeatures& f) {
+#if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
   const bool avx512 = f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl && f.avx2 && f.fma;
   if (avx512 && f.avx512vnni) return {"i8_gemm_avx512vnni", i8_gemm_avx512vnni};
   if (f.avx2 && f.avxvnni) return {"i8_gemm_avxvnni", i8_gemm_avxvnni};
   if (f.avx2) return {"i8_gemm_avx2", i8_gemm_avx2};
+#else
+  (void)f;
+#endif
   return i8_gemm_ref_kernels();
 }
 

@@ -30,10 +30,14 @@ size_t round64(size_t n) { return (n + 63) / 64 * 64; }
 QGemmKernels q_gemm_ref_kernels() { return {"q_gemm_ref", q_gemm_l0_ref, q_gemm_l4_ref}; }
 
 QGemmKernels q_gemm_select(const device::CpuFeatures& f) {
+#if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
   const bool avx512 = f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl && f.avx2 && f.fma;
   if (avx512 && f.avx512vnni) return {"q_gemm_avx512vnni", q_gemm_l0_avx512, q_gemm_l4_avx512vnni};
   if (avx512) return {"q_gemm_avx512", q_gemm_l0_avx512, q_gemm_l4_avx512};
   if (f.avx2 && f.fma && f.f16c) return {"q_gemm_avx2", q_gemm_l0_avx2, q_gemm_l4_avx2};
+#else
+  (void)f;
+#endif
   return q_gemm_ref_kernels();
 }
 

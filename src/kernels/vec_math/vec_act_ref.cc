@@ -46,8 +46,12 @@ void f32_act_ref(int op, const float* x, float* y, size_t n, float p0, float p1)
 }
 
 ActFn act_kernel(device::IsaLevel level) {
+#if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
   if (level >= device::IsaLevel::kAvx512) return f32_act_avx512;
   if (level >= device::IsaLevel::kAvx2) return f32_act_avx2;
+#else
+  (void)level;
+#endif
   return f32_act_ref;
 }
 

@@ -92,9 +92,14 @@ void f32_to_bf16_ref(const float* x, uint16_t* y, size_t n) {
 const HalfConvert& half_convert(device::IsaLevel level) {
   static const HalfConvert kRef = {f16_to_f32_ref, f32_to_f16_ref, bf16_to_f32_ref,
                                    f32_to_bf16_ref};
+#if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
   static const HalfConvert kAvx2 = {f16_to_f32_avx2, f32_to_f16_avx2, bf16_to_f32_avx2,
                                     f32_to_bf16_avx2};
-  return level >= device::IsaLevel::kAvx2 ? kAvx2 : kRef;
+  if (level >= device::IsaLevel::kAvx2) return kAvx2;
+#else
+  (void)level;
+#endif
+  return kRef;
 }
 
 const HalfConvert& host_half_convert() { return half_convert(device::host_isa_level()); }

@@ -151,6 +151,7 @@ static const VecKernels kRef = {
     f32_exp_ref};
 
 const VecKernels& vec_kernels(device::IsaLevel level) {
+#if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
   static const VecKernels kAvx2 = {
       "avx2",        f32_binary_avx2,    f32_erf_avx2,          f32_tanh_avx2,
       f32_gelu_avx2, f32_gelu_tanh_avx2, f32_softmax_rows_avx2, f32_layer_norm_rows_avx2,
@@ -161,6 +162,9 @@ const VecKernels& vec_kernels(device::IsaLevel level) {
       f32_exp_avx512};
   if (level >= device::IsaLevel::kAvx512) return kAvx512;
   if (level >= device::IsaLevel::kAvx2) return kAvx2;
+#else
+  (void)level;
+#endif
   return kRef;
 }
 

@@ -45,10 +45,14 @@ DynamicQuantParams dynamic_quant_params(float lo, float hi) {
 
 const QuantKernels& quant_kernels(device::IsaLevel level) {
   static const QuantKernels kRef = {"ref", f32_minmax_ref, f32_quantize_u8_ref};
+#if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
   static const QuantKernels kAvx2 = {"avx2", f32_minmax_avx2, f32_quantize_u8_avx2};
   static const QuantKernels kAvx512 = {"avx512", f32_minmax_avx512, f32_quantize_u8_avx512};
   if (level >= device::IsaLevel::kAvx512) return kAvx512;
   if (level >= device::IsaLevel::kAvx2) return kAvx2;
+#else
+  (void)level;
+#endif
   return kRef;
 }
 

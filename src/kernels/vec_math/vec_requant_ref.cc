@@ -14,10 +14,14 @@ void requant_row_ref(const int32_t* c, const int32_t* bias, const float* mult, s
 
 const RequantKernels& requant_kernels(device::IsaLevel level) {
   static const RequantKernels kRef = {"ref", requant_row_ref};
+#if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
   static const RequantKernels kAvx2 = {"avx2", requant_row_avx2};
   static const RequantKernels kAvx512 = {"avx512", requant_row_avx512};
   if (level >= device::IsaLevel::kAvx512) return kAvx512;
   if (level >= device::IsaLevel::kAvx2) return kAvx2;
+#else
+  (void)level;
+#endif
   return kRef;
 }
 
