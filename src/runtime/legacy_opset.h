@@ -11,8 +11,9 @@ namespace onnx_prepack::runtime {
 
 // The oldest default-domain opset a model may import.
 inline constexpr int kMinDefaultOpset = 1;
-// The newest (docs/runtime.md: 22 and 23 only widened types, besides the new operators).
-inline constexpr int kMaxDefaultOpset = 23;
+// The newest (docs/runtime.md: 22 to 24 only widened types, besides the new operators and
+// Attention-24's nonpad_kv_seqlen).
+inline constexpr int kMaxDefaultOpset = 24;
 
 // OK unless `node`, read at default-domain `opset`, is in an old form the
 // runtime does not implement (e.g. legacy broadcasting along `axis`).

@@ -65,9 +65,10 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const format::M
     if (is_default_domain(o.domain())) opset = int(o.version());
   }
   if (opset < 0) return invalid_argument("model: no opset_import for the default domain");
-  // 22 and 23 widened the types of existing operators (bfloat16, 4-bit floats) and added
-  // Attention, RotaryEmbedding and RMSNormalization: an operator runs as at 21 unless it
-  // is one of those (docs/runtime.md).
+  // 22 to 24 widened the types of existing operators (bfloat16, 4-bit floats, float8e8m0),
+  // added Attention, RotaryEmbedding and RMSNormalization (23), Swish and TensorScatter (24)
+  // and Attention-24's nonpad_kv_seqlen: an operator runs as at 21 unless it is one of
+  // those (docs/runtime.md).
   if (opset < kMinDefaultOpset || opset > kMaxDefaultOpset) {
     return unimplemented("model: default-domain opset " + std::to_string(opset) +
                          " is not supported (1 to " + std::to_string(kMaxDefaultOpset) + ")");

@@ -2,8 +2,9 @@
 // GroupQueryAttention fail with an error naming the node, the rule and the
 // values (never a crash, an out-of-bounds read or a huge allocation), small
 // cases give the exact answer, and GroupQueryAttention run on a present buffer
-// that IS its past buffer writes only the new rows. Agreement with ONNX
-// Runtime is tests/runtime/attention_vs_ort.py.
+// that IS its past buffer writes only the new rows; ONNX Attention-24's
+// nonpad_kv_seqlen is checked (type, shape, range, no past) and masks the
+// padding keys. Agreement with ONNX Runtime is tests/runtime/attention_vs_ort.py.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -589,6 +590,117 @@ TEST(Attention, OnnxAttentionRulesAreChecked) {
                                   {"v", {kFloat, {2, 3, 5, 8}, k.data()}}}),
                  {"Attention is an operator of opset 23 and later"});
   }
+}
+
+// ---- ONNX Attention-24: nonpad_kv_seqlen ----
+
+// A 4-D Attention node at `opset`: Q [B, N, S, H], K / V [B, N, T, H], nonpad_kv_seqlen
+// (input 6, `np_type` [np_len]) unless np_len < 0, past [B, N, P, H] when P > 0.
+struct Att24 {
+  int64_t B = 2, N = 2, S = 3, T = 5, H = 4, P = 0;
+  std::vector<float> q, k, v, pk, pv;
+  std::vector<int64_t> nonpad;
+  OneNode model;
+  Att24(int opset, bool causal, int64_t np_len = 2, int32_t np_type = kInt64, int64_t p = 0)
+      : P(p), model("Attention", "", opset) {
+    model.input("q", kFloat, {B, N, S, H}).input("k", kFloat, {B, N, T, H});
+    model.input("v", kFloat, {B, N, T, H}).skip();
+    if (P > 0)
+      model.input("pk", kFloat, {B, N, P, H}).input("pv", kFloat, {B, N, P, H});
+    else
+      model.skip().skip();
+    if (np_len >= 0) model.input("np", np_type, {np_len});
+    model.output("y");
+    if (causal) model.attr_int("is_causal", 1);
+    q = iota(size_t(B * N * S * H));
+    k = iota(size_t(B * N * T * H), 0.02f);
+    v = iota(size_t(B * N * T * H), 0.03f);
+    pk = iota(size_t(B * N * P * H), 0.04f);
+    pv = pk;
+  }
+  std::map<std::string, Fed> feeds(int32_t np_type = kInt64, int64_t np_len = 2) const {
+    std::map<std::string, Fed> f = {{"q", {kFloat, {B, N, S, H}, q.data()}},
+                                    {"k", {kFloat, {B, N, T, H}, k.data()}},
+                                    {"v", {kFloat, {B, N, T, H}, v.data()}}};
+    if (np_len >= 0) f["np"] = {np_type, {np_len}, nonpad.data()};
+    if (P > 0) {
+      f["pk"] = {kFloat, {B, N, P, H}, pk.data()};
+      f["pv"] = {kFloat, {B, N, P, H}, pv.data()};
+    }
+    return f;
+  }
+};
+
+TEST(Attention, Onnx24NonpadOutOfRangeFailsTheRun) {
+  for (int64_t bad : {int64_t(6), int64_t(-1), int64_t(1) << 62}) {
+    Att24 a(24, true);
+    a.nonpad = {3, bad};
+    expect_error(plan_and_run(a.model, a.feeds()),
+                 {"node 'att' (Attention)", "nonpad_kv_seqlen[1] = " + std::to_string(bad),
+                  "outside [0, kv_sequence_length = 5]"});
+  }
+}
+
+TEST(Attention, Onnx24NonpadBadInputsAreRefused) {
+  {
+    Att24 a(24, false, 3);  // [3] for a batch of 2
+    a.nonpad = {1, 2, 3};
+    expect_error(plan_and_run(a.model, a.feeds(kInt64, 3)),
+                 {"nonpad_kv_seqlen int64 [3] must be int64 [batch] = [2]"});
+  }
+  {
+    Att24 a(24, false, 2, kInt32);
+    std::vector<int32_t> np32 = {1, 2};
+    auto f = a.feeds(kInt64, -1);
+    f["np"] = {kInt32, {2}, np32.data()};
+    expect_error(plan_and_run(a.model, f), {"nonpad_kv_seqlen int32 [2] must be int64"});
+  }
+  {
+    Att24 a(24, true, 2, kInt64, /*past=*/2);
+    a.nonpad = {1, 2};
+    expect_error(plan_and_run(a.model, a.feeds()),
+                 {"nonpad_kv_seqlen", "cannot be used with past_key / past_value"});
+  }
+  {
+    Att24 a(23, false);  // input 6 does not exist at opset 23
+    a.nonpad = {1, 2};
+    expect_error(plan_and_run(a.model, a.feeds()),
+                 {"at most 6 inputs at opset 23", "nonpad_kv_seqlen is input 6 from opset 24"});
+  }
+}
+
+TEST(Attention, Onnx24NonpadMasksThePaddingKeys) {
+  // nonpad 1 (not causal): every query of batch 0 attends key 0 only: Y = V row 0.
+  // Causal, nonpad 2 with S = 3 (offset -1): row 0 sees no key (zeros), row 1 key 0,
+  // row 2 keys 0 and 1.
+  for (bool causal : {false, true}) {
+    Att24 a(24, causal);
+    a.nonpad = {causal ? 2 : 1, 5};
+    auto r = plan_and_run(a.model, a.feeds());
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const float* y = (*r)[0].as<float>();
+    for (int64_t n = 0; n < a.N; ++n) {
+      const float* vn = a.v.data() + n * a.T * a.H;  // batch 0, head n
+      for (int64_t s = 0; s < a.S; ++s) {
+        for (int64_t j = 0; j < a.H; ++j) {
+          const float got = y[(n * a.S + s) * a.H + j];
+          if (!causal || s == 1) {
+            EXPECT_FLOAT_EQ(got, vn[j]) << "n " << n << " s " << s;
+          } else if (s == 0) {
+            EXPECT_EQ(got, 0.0f) << "a row that sees no key gives zeros";
+          }
+        }
+      }
+    }
+  }
+  // nonpad = kv length is the opset-23 answer (with is_causal, offset T - S).
+  Att24 a(24, false);
+  a.nonpad = {5, 5};
+  Att24 b(24, false, -1);
+  auto ra = plan_and_run(a.model, a.feeds());
+  auto rb = plan_and_run(b.model, b.feeds(kInt64, -1));
+  ASSERT_TRUE(ra.ok() && rb.ok());
+  EXPECT_EQ(testing::values<float>((*ra)[0]), testing::values<float>((*rb)[0]));
 }
 
 }  // namespace

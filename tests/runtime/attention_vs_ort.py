@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """The attention family (com.microsoft RotaryEmbedding, GroupQueryAttention,
-MultiHeadAttention and Attention; ONNX opset 23 RotaryEmbedding and Attention):
+MultiHeadAttention and Attention; ONNX opset 23 RotaryEmbedding and Attention;
+ONNX opset 24 Attention with and without nonpad_kv_seqlen, Swish and TensorScatter):
 `onnx-prepack run` agrees with ONNX Runtime.
+
+Opset-24 models are written with helper.make_model and opset_import 24 set by
+hand; python3-onnx 1.12 knows opsets up to 17, so onnx.checker is never run on
+them (nor on the other cases).
 
 Builds one small model per case with python3-onnx. A GroupQueryAttention case
 is a chain of nodes in one model: a prompt, then decode steps whose past is the
@@ -316,6 +321,104 @@ def attention23_cases():
         yield Case(f"attention23_{name}", [n], feeds, outs)
 
 
+# ---- ONNX Attention (opset 24): nonpad_kv_seqlen, Swish, TensorScatter ----
+
+def attention24_cases():
+    specs = [
+        # name, B, 4-D?, Nq, Nkv, S, T (K / V rows), nonpad (None: absent), mask, attrs, f16
+        ("4d_mha_plain", 2, True, 4, 4, 5, 5, None, None, {}, False),
+        ("4d_gqa_causal_past", 2, True, 4, 2, 3, 3, None, None, {"is_causal": 1}, False),
+        ("4d_mha_nonpad", 2, True, 2, 2, 3, 8, [8, 5], None, {}, False),
+        ("4d_gqa_nonpad_causal", 3, True, 4, 2, 4, 8, [4, 8, 6], None, {"is_causal": 1}, False),
+        ("4d_gqa_nonpad_causal_short", 2, True, 4, 2, 4, 8, [2, 0], None, {"is_causal": 1},
+         False),
+        ("4d_mqa_nonpad_decode", 2, True, 8, 1, 1, 16, [9, 16], None, {"is_causal": 1}, False),
+        ("3d_gqa_nonpad_causal", 2, False, 6, 2, 3, 7, [5, 3], None, {"is_causal": 1}, False),
+        ("3d_gqa41_nonpad", 2, False, 8, 2, 2, 9, [1, 9], None, {}, False),
+        ("4d_nonpad_bool_mask", 2, True, 2, 2, 3, 6, [6, 4], ("bool", (2, 1, 3, 6)), {}, False),
+        ("4d_nonpad_float_mask_causal", 2, True, 4, 2, 3, 6, [5, 6], ("float", (3, 6)),
+         {"is_causal": 1}, False),
+        ("4d_nonpad_scale_softcap", 2, True, 2, 1, 4, 8, [7, 3], None,
+         {"scale": 0.3, "softcap": 3.0, "is_causal": 1}, False),
+        ("4d_nonpad_present", 2, True, 4, 2, 2, 6, [3, 6], None, {"is_causal": 1, "present": 1},
+         False),
+        ("4d_nonpad_long_causal", 1, True, 2, 1, 70, 80, [75], None, {"is_causal": 1}, False),
+        ("f16_4d_gqa_nonpad_causal", 2, True, 4, 2, 3, 8, [6, 3], None, {"is_causal": 1}, True),
+        ("f16_3d_mha", 2, False, 2, 2, 4, 4, None, None, {}, True),
+    ]
+    for name, B, four, nq, nkv, S, T, nonpad, mask, attrs, half in specs:
+        attrs = dict(attrs)
+        present = attrs.pop("present", 0)
+        H = 16
+        P = 2 if name == "4d_gqa_causal_past" else 0
+        if four:
+            feeds = {"Q": f32(B, nq, S, H), "K": f32(B, nkv, T, H), "V": f32(B, nkv, T, H)}
+        else:
+            feeds = {"Q": f32(B, S, nq * H), "K": f32(B, T, nkv * H), "V": f32(B, T, nkv * H)}
+            attrs = dict(attrs, q_num_heads=nq, kv_num_heads=nkv)
+        ins, outs = ["Q", "K", "V"], ["Y"]
+        if mask is not None:
+            kind, shape = mask
+            if kind == "bool":
+                m = RNG.random(shape) > 0.3
+                m[..., 0] = True
+                feeds["M"] = m
+            else:
+                feeds["M"] = (RNG.standard_normal(shape) * 2).astype(np.float32)
+            ins.append("M")
+        else:
+            ins.append("")
+        if P:
+            feeds["PK"], feeds["PV"] = f32(B, nkv, P, H), f32(B, nkv, P, H)
+            ins += ["PK", "PV"]
+            outs += ["present_k", "present_v"]
+        else:
+            ins += ["", ""]
+        if present:
+            outs += ["present_k", "present_v"]
+        if nonpad is not None:
+            feeds["NP"] = np.array(nonpad, np.int64)
+            ins.append("NP")
+        while ins and ins[-1] == "":
+            ins.pop()
+        if half:
+            feeds = {k: (a.astype(np.float16) if a.dtype == np.float32 else a)
+                     for k, a in feeds.items()}
+        n = helper.make_node("Attention", ins, outs, **attrs)
+        yield Case(f"attention24_{name}", [n], feeds, outs, opset=24,
+                   out_type=TensorProto.FLOAT16 if half else TensorProto.FLOAT)
+    # Swish (new at 24)
+    for name, alpha, half in [("swish", None, False), ("swish_alpha", 0.6, False),
+                              ("swish_f16", 1.7, True)]:
+        x = (f32(3, 5, 7) * 6)
+        x[0, 0, :3] = [-100.0, 100.0, 0.0]
+        feeds = {"X": x.astype(np.float16) if half else x}
+        kw = {} if alpha is None else {"alpha": alpha}
+        yield Case(f"opset24_{name}", [helper.make_node("Swish", ["X"], ["Y"], **kw)], feeds,
+                   ["Y"], opset=24, out_type=TensorProto.FLOAT16 if half else TensorProto.FLOAT)
+    # TensorScatter (new at 24): a KV-cache update in both modes, default axis -2 and axis 1
+    B, N, M, H = 2, 2, 6, 4
+    for name, L, widx, attrs in [("ts_prefill", 3, None, {}),
+                                 ("ts_linear", 2, [4, 1], {}),
+                                 ("ts_circular", 3, [5, 2], {"mode": "circular"}),
+                                 ("ts_axis1", 2, [0, 3], {"axis": 1}),
+                                 ("ts_f16_circular", 4, [3, 0], {"mode": "circular"})]:
+        if attrs.get("axis") == 1:
+            feeds = {"P": f32(B, M, N * H), "U": f32(B, L, N * H)}
+        else:
+            feeds = {"P": f32(B, N, M, H), "U": f32(B, N, L, H)}
+        half = "f16" in name
+        if half:
+            feeds = {k: a.astype(np.float16) for k, a in feeds.items()}
+        ins = ["P", "U"]
+        if widx is not None:
+            feeds["W"] = np.array(widx, np.int64)
+            ins.append("W")
+        yield Case(f"opset24_{name}", [helper.make_node("TensorScatter", ins, ["Y"], **attrs)],
+                   feeds, ["Y"], opset=24,
+                   out_type=TensorProto.FLOAT16 if half else TensorProto.FLOAT)
+
+
 # ---- com.microsoft::MultiHeadAttention ----
 
 def mha_cases():
@@ -456,7 +559,7 @@ def main():
     a = ap.parse_args()
     work = a.keep or tempfile.mkdtemp(prefix="attention_vs_ort.")
     cases = [c for c in list(rotary_cases()) + list(gqa_cases()) + list(attention23_cases()) +
-             list(mha_cases()) + list(bert_attention_cases()) if a.filter in c.name]
+             list(attention24_cases()) + list(mha_cases()) + list(bert_attention_cases()) if a.filter in c.name]
     manifest = vs_ort.write_cases(work, cases, save)
     # ORT warns that the presents' shapes differ from its inferred ones: kept out of the log.
     ort_log = open(os.path.join(work, "ort.log"), "w")

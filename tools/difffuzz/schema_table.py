@@ -44,6 +44,9 @@ LATER = [
      "0", "T T T", "T"),
     ("Pad", 18, 2, 4, 1, 1, {"mode": ("STRING", False)}),
     ("DFT", 20, 1, 3, 1, 1, {"inverse": ("INT", False), "onesided": ("INT", False)}),
+    ("Swish", 24, 1, 1, 1, 1, {"alpha": ("FLOAT", False)}, "0", "T", "T"),
+    ("TensorScatter", 24, 2, 3, 1, 1, {"axis": ("INT", False), "mode": ("STRING", False)}, "0",
+     "T T -", "T"),
 ] + [(op, 18, 1, 2, 1, 1, REDUCE18) for op in (
     "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
     "ReduceMin", "ReduceProd", "ReduceSumSquare")]

@@ -1,9 +1,13 @@
-// ONNX Attention (opset 23): softmax(softcap(scale * Q K^T) + mask) V with
+// ONNX Attention (opsets 23 and 24): softmax(softcap(scale * Q K^T) + mask) V with
 // grouped heads (q_num_heads a multiple of kv_num_heads), 3-D [B, S, heads *
 // H] or 4-D [B, heads, S, H] inputs, an optional past concatenated before the
 // new keys / values (present_key / present_value), is_causal (query i sees
 // keys <= past + i), a bool (true attends) or float (added) attn_mask that
-// broadcasts to [B, q_num_heads, S, past + kv_seq].
+// broadcasts to [B, q_num_heads, S, past + kv_seq]. Opset 24 adds
+// nonpad_kv_seqlen (input 6, int64 [B]): batch b attends only its first
+// nonpad_kv_seqlen[b] keys (K / V are a whole external cache, no past), and
+// is_causal aligns bottom-right on them: query i sees keys j <= i + nonpad[b] - S
+// (leading rows that see none give zeros).
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -28,6 +32,8 @@ struct AttnPlan {
   std::vector<int64_t> mstride;  // the mask's strides over [B, Nq, S, T] (0: broadcast)
   int64_t mask_elems = 0;
   bool has_past;
+  bool has_nonpad = false;  // nonpad_kv_seqlen (input 6)
+  std::string where;        // the node, for run-time errors
 };
 
 // Element (b, n, s, j) of a 3-D or 4-D head tensor with `heads` heads and rows `rows`.
@@ -39,8 +45,20 @@ inline int64_t at(bool four, int64_t b, int64_t n, int64_t s, int64_t heads, int
 class AttentionKernel final : public Kernel {
  public:
   explicit AttentionKernel(AttnPlan p) : p_(std::move(p)) {}
+  bool checks_input_values() const override { return p_.has_nonpad; }
   void run(const KernelIO& io) const override {
     const AttnPlan& p = p_;
+    // nonpad_kv_seqlen: every count in [0, kv_seq] before anything is read with it.
+    const int64_t* nonpad = p.has_nonpad ? static_cast<const int64_t*>(io.in[6]) : nullptr;
+    for (int64_t b = 0; nonpad != nullptr && b < p.B; ++b) {
+      if (nonpad[b] < 0 || nonpad[b] > p.T) {
+        report_failure(io, invalid_argument(p.where + ": nonpad_kv_seqlen[" + std::to_string(b) +
+                                            "] = " + std::to_string(nonpad[b]) +
+                                            " is outside [0, kv_sequence_length = " +
+                                            std::to_string(p.T) + "]"));
+        return;
+      }
+    }
     const float* Q = static_cast<const float*>(io.in[0]);
     const float* K = static_cast<const float*>(io.in[1]);
     const float* V = static_cast<const float*>(io.in[2]);
@@ -102,6 +120,10 @@ class AttentionKernel final : public Kernel {
         hp.softcap = p.softcap;
         hp.causal = p.causal;
         hp.past = p.P;
+        if (nonpad != nullptr) {  // the padding keys are left out; causal aligns on the last valid
+          hp.keys = nonpad[b];
+          hp.past = nonpad[b] - p.S;  // may be negative: the leading rows see no key
+        }
         scratch.resize(size_t(attention::head_scratch_floats(hp)));
         const float* bias = mask ? mask + b * p.mstride[0] + n * p.mstride[1] : nullptr;
         attention::attend_head(hp, Q + at(p.q4, b, n, 0, p.Nq, p.S, p.H), p.q4 ? p.H : p.Nq * p.H,
@@ -208,7 +230,22 @@ Result<std::unique_ptr<Kernel>> build_attention_onnx(BuildContext& ctx) {
     p.mstride = broadcast_strides(m.shape, full);
     p.mask_elems = shape_numel(m.shape);
   }
-  if (ctx.input_count() > 6) return ctx.error("at most 6 inputs");
+  const int max_inputs = ctx.opset() >= 24 ? 7 : 6;
+  if (ctx.input_count() > max_inputs)
+    return ctx.error("at most " + std::to_string(max_inputs) + " inputs at opset " +
+                     std::to_string(ctx.opset()) + " (nonpad_kv_seqlen is input 6 from opset 24)");
+  if (ctx.has_input(6)) {
+    const ValueDesc& np = ctx.input(6);
+    if (np.dtype != kInt64 || np.shape != Shape{p.B})
+      return ctx.error("nonpad_kv_seqlen " + dtype_name(np.dtype) + " " + shape_string(np.shape) +
+                       " must be int64 [batch] = [" + std::to_string(p.B) + "]");
+    if (p.has_past)
+      return ctx.error(
+          "nonpad_kv_seqlen (an external cache in K / V) cannot be used with past_key / "
+          "past_value");
+    p.has_nonpad = true;
+    p.where = ctx.where();
+  }
   if (p.scale == 0.0f) p.scale = 1.0f / std::sqrt(float(p.H));
   ctx.set_output(0, kFloat, p.q4 ? Shape{p.B, p.Nq, p.S, p.Hv} : Shape{p.B, p.S, p.Nq * p.Hv});
   const Shape pk{p.B, p.Nkv, p.T, p.H}, pv{p.B, p.Nkv, p.T, p.Hv};

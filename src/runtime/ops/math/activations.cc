@@ -1,7 +1,7 @@
 // Activations: Clip (attribute form before opset 11, input form since), HardSigmoid,
 // HardSwish, LeakyRelu (vectorised for float, vec_act.h), Elu, Selu, Celu,
-// ThresholdedRelu, Shrink, Softplus, Softsign, Mish and PRelu (slope broadcast
-// to the input).
+// ThresholdedRelu, Shrink, Softplus, Softsign, Mish, Swish (opset 24) and PRelu
+// (slope broadcast to the input).
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -115,6 +115,19 @@ Result<std::unique_ptr<Kernel>> build_softsign(BuildContext& ctx) {
 
 Result<std::unique_ptr<Kernel>> build_mish(BuildContext& ctx) {
   return activation(ctx, [](auto x) -> decltype(x) { return x * std::tanh(softplus(x)); });
+}
+
+// x * sigmoid(alpha x), the sigmoid's exp taken of a non-positive argument only.
+Result<std::unique_ptr<Kernel>> build_swish(BuildContext& ctx) {
+  if (ctx.opset() < 24) return ctx.error("Swish is an operator of opset 24 and later");
+  float alpha = ctx.attr_float("alpha", 1.0f);
+  return activation(ctx, [alpha](auto x) -> decltype(x) {
+    using T = decltype(x);
+    const T z = T(alpha) * x;
+    if (z >= 0) return x / (T(1) + std::exp(-z));
+    const T e = std::exp(z);
+    return x * e / (T(1) + e);
+  });
 }
 
 Result<std::unique_ptr<Kernel>> build_shrink(BuildContext& ctx) {
@@ -245,6 +258,7 @@ Result<std::unique_ptr<Kernel>> build_shrink_op(BuildContext& ctx) { return buil
 Result<std::unique_ptr<Kernel>> build_softplus_op(BuildContext& ctx) { return build_softplus(ctx); }
 Result<std::unique_ptr<Kernel>> build_softsign_op(BuildContext& ctx) { return build_softsign(ctx); }
 Result<std::unique_ptr<Kernel>> build_mish_op(BuildContext& ctx) { return build_mish(ctx); }
+Result<std::unique_ptr<Kernel>> build_swish_op(BuildContext& ctx) { return build_swish(ctx); }
 Result<std::unique_ptr<Kernel>> build_p_relu_op(BuildContext& ctx) { return build_prelu(ctx); }
 
 }  // namespace onnx_prepack::runtime::math

@@ -65,6 +65,7 @@ Result<std::unique_ptr<Kernel>> build_shrink_op(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_softplus_op(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_softsign_op(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_mish_op(BuildContext& ctx);
+Result<std::unique_ptr<Kernel>> build_swish_op(BuildContext& ctx);
 Result<std::unique_ptr<Kernel>> build_p_relu_op(BuildContext& ctx);
 // binary.cc
 Result<std::unique_ptr<Kernel>> build_greater_op(BuildContext& ctx);

@@ -61,6 +61,7 @@ constexpr OpEntry kOps[] = {
     {"Softplus", math::build_softplus_op},
     {"Softsign", math::build_softsign_op},
     {"Mish", math::build_mish_op},
+    {"Swish", math::build_swish_op},
     {"PRelu", math::build_p_relu_op},
     {"Greater", math::build_greater_op},
     {"Less", math::build_less_op},

@@ -43,6 +43,7 @@ constexpr OpEntry kOps[] = {
     {"Compress", build_compress},
     {"Einsum", build_einsum},
     {"ReverseSequence", build_reverse_sequence},
+    {"TensorScatter", build_tensor_scatter},
     {"Unique", build_unique},
     {"GridSample", build_grid_sample},
     {"EyeLike", build_eye_like},

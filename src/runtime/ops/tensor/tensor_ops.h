@@ -46,6 +46,7 @@ BuildResult build_non_zero(BuildContext& ctx);
 BuildResult build_compress(BuildContext& ctx);
 BuildResult build_einsum(BuildContext& ctx);
 BuildResult build_reverse_sequence(BuildContext& ctx);
+BuildResult build_tensor_scatter(BuildContext& ctx);
 BuildResult build_unique(BuildContext& ctx);
 BuildResult build_grid_sample(BuildContext& ctx);
 BuildResult build_eye_like(BuildContext& ctx);
