@@ -558,8 +558,9 @@ def main():
     ap.add_argument("--keep", default="")
     a = ap.parse_args()
     work = a.keep or tempfile.mkdtemp(prefix="attention_vs_ort.")
-    cases = [c for c in list(rotary_cases()) + list(gqa_cases()) + list(attention23_cases()) +
-             list(attention24_cases()) + list(mha_cases()) + list(bert_attention_cases()) if a.filter in c.name]
+    every = (list(rotary_cases()) + list(gqa_cases()) + list(attention23_cases()) +
+             list(attention24_cases()) + list(mha_cases()) + list(bert_attention_cases()))
+    cases = [c for c in every if a.filter in c.name]
     manifest = vs_ort.write_cases(work, cases, save)
     # ORT warns that the presents' shapes differ from its inferred ones: kept out of the log.
     ort_log = open(os.path.join(work, "ort.log"), "w")
