@@ -7,9 +7,12 @@
 namespace onnx_prepack::pack {
 namespace {
 
+// The aarch64 NEON formats last: their level is unordered against the x86-64
+// ones, so a host of either machine only ever accepts its own.
 constexpr const GemmBFormat* kOrder[] = {
     &kF32GemmBN32[0], &kF32GemmBN32[1], &kF32GemmBN32[2], &kF32GemmBN32[3],
     &kF32GemmBN16[0], &kF32GemmBN16[1], &kF32GemmBN16[2], &kF32GemmBN16[3],
+    &kF32GemmBN12[0], &kF32GemmBN12[1], &kF32GemmBN12[2], &kF32GemmBN12[3],
 };
 
 }  // namespace

@@ -14,7 +14,8 @@
 
 namespace onnx_prepack::pack {
 
-// Every GEMM B format, best first: 32-column (AVX-512) before 16-column (AVX2).
+// Every GEMM B format, best first: 32-column (AVX-512) before 16-column (AVX2),
+// then the aarch64 12-column (NEON) ones.
 std::span<const GemmBFormat* const> gemm_b_formats();
 const GemmBFormat* find_gemm_b_format(std::string_view name);
 
@@ -24,8 +25,9 @@ std::vector<const GemmBFormat*> gemm_b_formats_for(kernels::PackSourceLayout lay
                                                    int32_t source_type, device::IsaLevel level);
 
 // What the runtime packs into on a cache miss at `level`: the best native
-// format, or the 16-column one (read by the portable kernel) on a host without
-// AVX2. nullptr for an element type other than FLOAT/FLOAT16.
+// format (12-column on an aarch64 NEON host), or the 16-column one (read by the
+// portable kernel) on a host without AVX2 or NEON. nullptr for an element type other than
+// FLOAT/FLOAT16.
 const GemmBFormat* gemm_b_runtime_format(kernels::PackSourceLayout layout, int32_t source_type,
                                          device::IsaLevel level);
 

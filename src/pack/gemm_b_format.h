@@ -2,7 +2,8 @@
 // A format is the bundle {name, format_version, panel width, source layout,
 // source element type, architecture its kernel needs}; its StructTypeProto,
 // decoder and pack routine are built from that bundle in gemm_b_panels.cc,
-// and each panel width has its own file (f32_gemm_b_n16.cc, f32_gemm_b_n32.cc).
+// and each panel width has its own file (f32_gemm_b_n16.cc, f32_gemm_b_n32.cc,
+// f32_gemm_b_n12.cc).
 #pragma once
 
 #include <cstddef>
@@ -32,6 +33,7 @@ struct GemmBFormat {
 // The panel formats of each width, defined in their own files.
 extern const GemmBFormat kF32GemmBN32[4];
 extern const GemmBFormat kF32GemmBN16[4];
+extern const GemmBFormat kF32GemmBN12[4];  // aarch64 NEON
 
 // The weight a format packs: dims [k, n] for kKN, [n, k] for kNK.
 struct GemmBSource {

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -124,11 +126,12 @@ class F32GemmKernelTest : public ::testing::TestWithParam<F32GemmKernel> {};
 TEST_P(F32GemmKernelTest, MatchesReferenceAndRefTwinBitwise) {
   const F32GemmKernel& kern = GetParam();
   if (!host_has(kern.isa)) GTEST_SKIP() << kern.name << " needs " << isa_level_name(kern.isa);
-  const F32GemmKernel& twin =
-      kern.nr == 32 ? kernel_named("f32_gemm_14x32_ref") : kernel_named("f32_gemm_6x16_ref");
+  const F32GemmKernel& twin = kern.nr == 32   ? kernel_named("f32_gemm_14x32_ref")
+                              : kern.nr == 12 ? kernel_named("f32_gemm_8x12_ref")
+                                              : kernel_named("f32_gemm_6x16_ref");
   uint32_t seed = 1;
-  for (size_t m : {1, 2, 5, 6, 7, 13, 14, 15, 29, 64}) {
-    for (size_t n : {1, 7, 8, 15, 16, 17, 31, 32, 33, 100}) {
+  for (size_t m : {1, 2, 5, 6, 7, 8, 9, 13, 14, 15, 29, 64}) {
+    for (size_t n : {1, 7, 8, 11, 12, 13, 15, 16, 17, 31, 32, 33, 100}) {
       for (size_t k : {1, 3, 17, 64}) {
         const auto a = random_floats(m * k, seed++);
         const auto b = random_floats(k * n, seed++);
@@ -230,8 +233,106 @@ TEST(F32Gemm, SelectPrefersTheWidestIsaTheLevelAllows) {
   EXPECT_EQ(f32_gemm_select(8, device::IsaLevel::kAvx512), nullptr);
   // aarch64 levels never select an x86 kernel (the levels are unordered).
   EXPECT_STREQ(f32_gemm_select(16, device::IsaLevel::kI8mm)->name, "f32_gemm_6x16_ref");
+#if defined(__aarch64__)
+  EXPECT_STREQ(f32_gemm_select(12, device::IsaLevel::kNeon)->name, "f32_gemm_8x12_neon");
+  EXPECT_STREQ(f32_gemm_native(device::IsaLevel::kDotprod).name, "f32_gemm_8x12_neon");
+  EXPECT_STREQ(f32_gemm_native(device::IsaLevel::kNeon).name, "f32_gemm_8x12_neon");
+#else
+  EXPECT_STREQ(f32_gemm_select(12, device::IsaLevel::kNeon)->name, "f32_gemm_8x12_ref");
   EXPECT_STREQ(f32_gemm_native(device::IsaLevel::kDotprod).name, "f32_gemm_6x16_ref");
+#endif
+  // ...and x86 levels never the NEON one.
+  EXPECT_STREQ(f32_gemm_select(12, device::IsaLevel::kAvx512)->name, "f32_gemm_8x12_ref");
+  EXPECT_STREQ(f32_gemm_native(device::IsaLevel::kRef).name, "f32_gemm_6x16_ref");
 }
+
+// ---- the 8 x 12 tile, called directly: every mr <= 8, nr <= 12, short and odd
+// kc (0 included), both flags and every epilogue. C and bias rows are wider than
+// nr and filled with a sentinel past it, so a write or read outside the nr
+// columns shows.
+
+using Ukernel = void (*)(size_t, size_t, size_t, const float*, const float*, float*, size_t,
+                         uint32_t, const F32GemmEpilogue*);
+
+// The contract, spelled out: one std::fma chain per element from 0 (or c),
+// then alpha * v and fma(beta, bias, v).
+void naive_fma_8x12(size_t mr, size_t nr, size_t kc, const float* a, const float* b, float* c,
+                    size_t ldc, uint32_t flags, const F32GemmEpilogue* ep) {
+  for (size_t i = 0; i < mr; ++i) {
+    for (size_t j = 0; j < nr; ++j) {
+      float v = (flags & kGemmAccumulate) ? c[i * ldc + j] : 0.0f;
+      for (size_t k = 0; k < kc; ++k) v = std::fma(a[k * mr + i], b[k * 12 + j], v);
+      if (flags & kGemmFinal) {
+        if (ep->alpha != 1.0f) v = ep->alpha * v;
+        if (ep->bias != nullptr)
+          v = std::fma(ep->beta, ep->bias[ptrdiff_t(i) * ep->bias_rs + ptrdiff_t(j) * ep->bias_cs],
+                       v);
+      }
+      c[i * ldc + j] = v;
+    }
+  }
+}
+
+// Runs every case through `fn` and `want`, asserting bitwise equal C (the
+// whole ldc-wide buffer, sentinels included). Returns the number of cases.
+size_t compare_8x12_tiles(Ukernel fn, Ukernel want, const char* what) {
+  constexpr size_t kLdc = 17;
+  size_t cases = 0;
+  uint32_t seed = 100;
+  for (size_t kc : {0, 1, 2, 3, 5, 8, 17, 64}) {
+    const std::vector<float> b = random_floats(std::max<size_t>(kc, 1) * 12, seed++);
+    for (size_t mr = 1; mr <= 8; ++mr) {
+      // Tight A micro-panel, exactly kc * mr floats (no slack to over-read).
+      std::vector<float> a = random_floats(std::max<size_t>(kc * mr, 1), seed++);
+      a.resize(kc * mr);
+      const std::vector<float> c0 = random_floats(8 * kLdc, seed++);
+      const std::vector<float> bias_full = random_floats(8 * kLdc, seed++);
+      for (size_t nr = 1; nr <= 12; ++nr) {
+        for (uint32_t flags = 0; flags < 4; ++flags) {
+          // bias kinds: none, row vector, column, scalar, full (rs = kLdc).
+          for (int bk = 0; bk < 5; ++bk) {
+            for (int ab = 0; ab < 3; ++ab) {
+              F32GemmEpilogue ep;
+              ep.alpha = ab == 1 ? 0.5f : ab == 2 ? -3.0f : 1.0f;
+              ep.beta = ab == 2 ? 1.0f : -2.0f;
+              ep.bias = bk == 0 ? nullptr : bias_full.data();
+              ep.bias_rs = bk == 2 || bk == 4 ? (bk == 2 ? 1 : ptrdiff_t(kLdc)) : 0;
+              ep.bias_cs = bk == 1 || bk == 4 ? 1 : 0;
+              std::vector<float> got = c0, exp = c0;
+              for (size_t i = 0; i < 8; ++i) {
+                for (size_t j = nr; j < kLdc; ++j) got[i * kLdc + j] = exp[i * kLdc + j] = 1e30f;
+              }
+              fn(mr, nr, kc, a.data(), b.data(), got.data(), kLdc, flags, &ep);
+              want(mr, nr, kc, a.data(), b.data(), exp.data(), kLdc, flags, &ep);
+              EXPECT_EQ(0, std::memcmp(got.data(), exp.data(), got.size() * 4))
+                  << what << " mr=" << mr << " nr=" << nr << " kc=" << kc << " flags=" << flags
+                  << " bias=" << bk << " alpha/beta=" << ab;
+              if (::testing::Test::HasFailure()) return cases;
+              ++cases;
+            }
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+TEST(F32Gemm8x12, RefTwinIsTheNaiveFmaLoop) {
+  const size_t cases = compare_8x12_tiles(f32_gemm_8x12_ref, naive_fma_8x12, "f32_gemm_8x12_ref");
+  EXPECT_EQ(cases, 8u * 8 * 12 * 4 * 5 * 3);
+  std::printf("f32_gemm_8x12_ref vs naive fma loop: %zu tiles bitwise equal\n", cases);
+}
+
+#if defined(__aarch64__)
+TEST(F32Gemm8x12, NeonMatchesRefTwinBitwise) {
+  if (!host_has(device::IsaLevel::kNeon)) GTEST_SKIP() << "needs neon";
+  const size_t cases =
+      compare_8x12_tiles(f32_gemm_8x12_neon, f32_gemm_8x12_ref, "f32_gemm_8x12_neon");
+  EXPECT_EQ(cases, 8u * 8 * 12 * 4 * 5 * 3);
+  std::printf("f32_gemm_8x12_neon vs f32_gemm_8x12_ref: %zu tiles bitwise equal\n", cases);
+}
+#endif
 
 }  // namespace
 }  // namespace onnx_prepack::kernels

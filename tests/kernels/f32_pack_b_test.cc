@@ -113,10 +113,40 @@ TEST(F32PackB, Float16WideningIsExactForEveryValue) {
   }
 }
 
-TEST(F32PackB, RejectsPanelWidthsThatAreNotMultiplesOfEight) {
-  float x = 0, y = 0;
-  F32PackBArgs args{&x, PackSourceLayout::kKN, PackSourceType::kFloat, 1, 1, 12, &y};
-  EXPECT_FALSE(f32_pack_b(args).ok());
+TEST(F32PackB, RejectsPanelWidthsThatAreNotMultiplesOfFour) {
+  float x = 0, y[16] = {};
+  for (size_t nr : {0, 6, 10, 14}) {
+    F32PackBArgs args{&x, PackSourceLayout::kKN, PackSourceType::kFloat, 1, 1, nr, y};
+    EXPECT_FALSE(f32_pack_b(args).ok()) << nr;
+  }
+}
+
+// 12-column panels (the NEON formats), packed on any host: the dispatcher's
+// routine (the portable one for widths the AVX2 packer cannot take) writes
+// the bytes of f32_pack_b_ref, tail zeros included.
+TEST(F32PackB, TwelveColumnPanelsMatchThePortablePack) {
+  const size_t k = 19, n = 29, nr = 12;
+  std::vector<float> f32(k * n);
+  std::vector<uint16_t> f16(k * n);
+  for (size_t i = 0; i < k * n; ++i) {
+    f32[i] = float(int(i * 37 % 101) - 50) / 8.0f;
+    f16[i] = uint16_t(0x3c00 + (i * 7 % 512));
+  }
+  for (auto layout : {PackSourceLayout::kKN, PackSourceLayout::kNK}) {
+    for (auto type : {PackSourceType::kFloat, PackSourceType::kFloat16}) {
+      const void* src =
+          type == PackSourceType::kFloat ? static_cast<const void*>(f32.data()) : f16.data();
+      const size_t floats = packed_b_floats(k, n, nr);
+      std::vector<float> got(floats, -1.0f), want(floats, -2.0f);
+      F32PackBArgs a{src, layout, type, k, n, nr, got.data()};
+      ASSERT_TRUE(f32_pack_b(a).ok());
+      F32PackBArgs r = a;
+      r.dst = want.data();
+      f32_pack_b_ref(&r, 0, packed_b_panels(n, nr));
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), floats * 4));
+      EXPECT_EQ(want[2 * k * nr + 5], 0.0f);  // column 29 of the 3-panel tail: zero
+    }
+  }
 }
 
 }  // namespace

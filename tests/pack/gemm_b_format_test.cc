@@ -123,6 +123,10 @@ TEST_P(GemmBFormatTest, GoldenFingerprint) {
       {"f32_gemm_b_n16_nk_f32", 0x98f9b7a43fa6a136ull},
       {"f32_gemm_b_n16_kn_f16", 0x2638062921070f94ull},
       {"f32_gemm_b_n16_nk_f16", 0xe1c40b62febb804cull},
+      {"f32_gemm_b_n12_kn_f32", 0x0e82cf393a94e6aeull},
+      {"f32_gemm_b_n12_nk_f32", 0xf5ec652c7c1fc636ull},
+      {"f32_gemm_b_n12_kn_f16", 0x771de695fdf1d050ull},
+      {"f32_gemm_b_n12_nk_f16", 0x28144236c6a76c4cull},
   };
   const GemmBFormat& f = *GetParam();
   const auto src = source_bytes(f.source_type, 37 * 75, 42);
@@ -209,6 +213,44 @@ TEST(FormatList, BestFirstAndHostFiltering) {
   EXPECT_FALSE(bad.ok());
   EXPECT_NE(bad.message().find("expected [2, 40, 6, 26]"), std::string::npos) << bad.message();
   EXPECT_FALSE(acc[1].check_dims(src, t, gemm_b_dims(f, 40, 70)).ok());  // name differs
+}
+
+// aarch64 levels accept the NEON formats only, and x86-64 levels never do.
+TEST(FormatList, Aarch64LevelsAcceptTheNeonFormats) {
+  for (device::IsaLevel level :
+       {device::IsaLevel::kNeon, device::IsaLevel::kDotprod, device::IsaLevel::kI8mm}) {
+    for (auto layout : {PackSourceLayout::kKN, PackSourceLayout::kNK}) {
+      for (int32_t type :
+           {int32_t(onnx::TensorProto::FLOAT), int32_t(onnx::TensorProto::FLOAT16)}) {
+        const auto got = gemm_b_formats_for(layout, type, level);
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_EQ(got[0]->nr, 12u);
+        EXPECT_EQ(got[0]->architecture, "aarch64-neon");
+        EXPECT_EQ(got[0]->isa, device::IsaLevel::kNeon);
+        EXPECT_EQ(got[0]->layout, layout);
+        EXPECT_EQ(got[0]->source_type, type);
+      }
+    }
+    // A miss packs the runtime's own width: the NEON kernel's on an aarch64
+    // build, the portable 16-column one where no NEON kernel is built.
+    const GemmBFormat* miss =
+        gemm_b_runtime_format(PackSourceLayout::kNK, onnx::TensorProto::FLOAT, level);
+    ASSERT_NE(miss, nullptr);
+#if defined(__aarch64__)
+    EXPECT_EQ(miss->name, "f32_gemm_b_n12_nk_f32");
+#else
+    EXPECT_EQ(miss->name, "f32_gemm_b_n16_nk_f32");
+#endif
+  }
+  for (device::IsaLevel level :
+       {device::IsaLevel::kRef, device::IsaLevel::kAvx2, device::IsaLevel::kAvx512}) {
+    for (const GemmBFormat* f :
+         gemm_b_formats_for(PackSourceLayout::kKN, onnx::TensorProto::FLOAT, level))
+      EXPECT_NE(f->nr, 12u) << f->name;
+  }
+  const GemmBFormat& f = *find_gemm_b_format("f32_gemm_b_n12_kn_f32");
+  EXPECT_EQ(gemm_b_dims(f, 40, 70), (std::vector<uint64_t>{5, 40, 10, 2}));
+  EXPECT_EQ(gemm_b_payload_bytes(f, 40, 70), 6u * 40 * 12 * 4);
 }
 
 TEST(FormatList, PackRejectsMismatchedSources) {

@@ -46,10 +46,14 @@ RunResult run_model(const std::string& path, const std::string& cache_dir,
   return rr;
 }
 
-// Packs are persisted only in formats a native kernel reads: with the ISA capped
-// at ref (ONNX_PREPACK_MAX_ISA=ref) every weight is a miss that is packed and
-// not stored, and outputs must still be identical run to run.
-bool formats_persistable() { return device::host_isa_level() >= device::IsaLevel::kAvx2; }
+// Packs are persisted only in formats a native kernel reads (AVX2 and up on
+// x86-64, NEON on aarch64, where the transformer's MatMul weights are gemm_b):
+// with the ISA capped at ref (ONNX_PREPACK_MAX_ISA=ref) every weight is a miss
+// that is packed and not stored, and outputs must still be identical run to run.
+bool formats_persistable() {
+  const device::IsaLevel l = device::host_isa_level();
+  return l >= device::IsaLevel::kAvx2 || l >= device::IsaLevel::kNeon;
+}
 
 bool same_bytes(const RunResult& a, const RunResult& b) {
   if (a.outputs.size() != b.outputs.size()) return false;

@@ -57,6 +57,10 @@ void pack_blocked_filter(const float* w, const ConvGeometry& g, size_t mr, float
 
 const F32GemmKernel* conv_gemm_kernel(device::IsaLevel level) {
   for (const F32GemmKernel& k : kF32GemmKernels) {
+    // The NEON GEMM tile (8 rows) has no filter layout yet (the conv_filter
+    // formats block 6 or 14 rows): convolutions on aarch64 stay on the
+    // portable 6 x 16 kernel until that family has an aarch64 format.
+    if (device::isa_chain(k.isa) == 2) continue;
     if (k.isa <= level && k.isa != device::IsaLevel::kRef) return &k;
   }
   // Portable: the 6 x 16 tile (the AVX2 layout) read by its _ref twin.

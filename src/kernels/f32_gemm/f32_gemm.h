@@ -14,13 +14,15 @@
 //   c  row-major with row stride ldc; only nr columns are read or written.
 // Every element is one fused-multiply-add chain over k in increasing order,
 // started from 0 (or continued from c when kAccumulate), so results do not
-// depend on blocking, threading or ISA: ref, AVX2 and AVX-512 agree bit for bit.
+// depend on blocking, threading or ISA: ref, AVX2, AVX-512 and NEON agree bit
+// for bit.
 // `ep` is never null. With kFinal the epilogue runs after the chain:
 // v = alpha * v (when alpha != 1), then v = fma(beta, bias[i * bias_rs +
 // j * bias_cs], v) when bias is set.
 //
-// Per-ISA files (f32_gemm_6x16_avx2.cc, f32_gemm_14x32_avx512.cc) include
-// only this header; f32_gemm_ref.cc is the portable twin of every tile.
+// Per-ISA files (f32_gemm_6x16_avx2.cc, f32_gemm_14x32_avx512.cc,
+// f32_gemm_8x12_neon.cc) include only this header; f32_gemm_ref.cc is the
+// portable twin of every tile.
 #pragma once
 
 #include <cstddef>
@@ -53,10 +55,14 @@ void f32_gemm_6x16_avx2(size_t mr, size_t nr, size_t kc, const float* a, const f
                         size_t ldc, uint32_t flags, const F32GemmEpilogue* ep);
 void f32_gemm_14x32_avx512(size_t mr, size_t nr, size_t kc, const float* a, const float* b,
                            float* c, size_t ldc, uint32_t flags, const F32GemmEpilogue* ep);
+void f32_gemm_8x12_neon(size_t mr, size_t nr, size_t kc, const float* a, const float* b, float* c,
+                        size_t ldc, uint32_t flags, const F32GemmEpilogue* ep);
 void f32_gemm_6x16_ref(size_t mr, size_t nr, size_t kc, const float* a, const float* b, float* c,
                        size_t ldc, uint32_t flags, const F32GemmEpilogue* ep);
 void f32_gemm_14x32_ref(size_t mr, size_t nr, size_t kc, const float* a, const float* b, float* c,
                         size_t ldc, uint32_t flags, const F32GemmEpilogue* ep);
+void f32_gemm_8x12_ref(size_t mr, size_t nr, size_t kc, const float* a, const float* b, float* c,
+                       size_t ldc, uint32_t flags, const F32GemmEpilogue* ep);
 
 // One table for dispatch, tests and benchmarks.
 struct F32GemmKernel {
@@ -67,14 +73,18 @@ struct F32GemmKernel {
   F32GemmUkernel fn;
 };
 
-// Native kernels first (x86-64 builds only: cmake/isa.cmake), then the _ref twins.
+// Native kernels first (each architecture builds its own: cmake/isa.cmake),
+// then the _ref twins.
 inline constexpr F32GemmKernel kF32GemmKernels[] = {
 #if defined(__x86_64__)
     {"f32_gemm_14x32_avx512", device::IsaLevel::kAvx512, 14, 32, f32_gemm_14x32_avx512},
     {"f32_gemm_6x16_avx2", device::IsaLevel::kAvx2, 6, 16, f32_gemm_6x16_avx2},
+#elif defined(__aarch64__)
+    {"f32_gemm_8x12_neon", device::IsaLevel::kNeon, 8, 12, f32_gemm_8x12_neon},
 #endif
     {"f32_gemm_14x32_ref", device::IsaLevel::kRef, 14, 32, f32_gemm_14x32_ref},
     {"f32_gemm_6x16_ref", device::IsaLevel::kRef, 6, 16, f32_gemm_6x16_ref},
+    {"f32_gemm_8x12_ref", device::IsaLevel::kRef, 8, 12, f32_gemm_8x12_ref},
 };
 
 // The best kernel reading panels of `nr` columns on a host with `level`;
@@ -102,12 +112,13 @@ struct F32PackBArgs {
   PackSourceType type;
   size_t k;
   size_t n;
-  size_t nr;   // panel width, a multiple of 8
+  size_t nr;   // panel width, a multiple of 4
   float* dst;  // ceil(n / nr) * k * nr floats
 };
 
 // Pack panels [panel_begin, panel_end). Every variant writes identical bytes;
-// FLOAT16 is widened exactly. The _avx2 variant needs AVX2 + F16C.
+// FLOAT16 is widened exactly. The _avx2 variant needs AVX2 + F16C and a panel
+// width that is a multiple of 8 (f32_pack_b runs the _ref one for 12).
 void f32_pack_b_ref(const F32PackBArgs* args, size_t panel_begin, size_t panel_end);
 void f32_pack_b_avx2(const F32PackBArgs* args, size_t panel_begin, size_t panel_end);
 

@@ -1,5 +1,5 @@
 // Portable twins of the per-ISA microkernels: the oracle of the tests and the
-// path of hosts without AVX2. std::fma keeps the single rounding per step that
+// path of hosts without AVX2 or NEON. std::fma keeps the single rounding per step that
 // the SIMD kernels get from their FMA instructions, so the results agree bit
 // for bit.
 #include <cmath>
@@ -47,6 +47,11 @@ void f32_gemm_6x16_ref(size_t mr, size_t nr, size_t kc, const float* a, const fl
 void f32_gemm_14x32_ref(size_t mr, size_t nr, size_t kc, const float* a, const float* b, float* c,
                         size_t ldc, uint32_t flags, const F32GemmEpilogue* ep) {
   gemm_ref<14, 32>(mr, nr, kc, a, b, c, ldc, flags, ep);
+}
+
+void f32_gemm_8x12_ref(size_t mr, size_t nr, size_t kc, const float* a, const float* b, float* c,
+                       size_t ldc, uint32_t flags, const F32GemmEpilogue* ep) {
+  gemm_ref<8, 12>(mr, nr, kc, a, b, c, ldc, flags, ep);
 }
 
 }  // namespace onnx_prepack::kernels

@@ -375,15 +375,17 @@ Status f32_gemm(const F32GemmArgs& g, const F32GemmOptions& options) {
 }
 
 Status f32_pack_b(const F32PackBArgs& args, base::ThreadPool* pool, device::IsaLevel max_level) {
-  if (args.nr == 0 || args.nr % 8 != 0) {
+  if (args.nr == 0 || args.nr % 4 != 0) {
     return invalid_argument("pack b: panel width " + std::to_string(args.nr) +
-                            " is not a positive multiple of 8");
+                            " is not a positive multiple of 4");
   }
   if (args.k == 0 || args.n == 0) return ok_status();
   if (args.src == nullptr || args.dst == nullptr) return invalid_argument("pack b: null buffer");
   const device::IsaLevel level = std::min(max_level, device::host_isa_level());
 #if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
-  auto fn = level >= device::IsaLevel::kAvx2 ? f32_pack_b_avx2 : f32_pack_b_ref;
+  // The AVX2 packer moves 8 columns at a time; 12-column (NEON) panels packed
+  // on x86-64 for an aarch64 target take the portable one (same bytes).
+  auto fn = level >= device::IsaLevel::kAvx2 && args.nr % 8 == 0 ? f32_pack_b_avx2 : f32_pack_b_ref;
 #else
   (void)level;
   auto fn = f32_pack_b_ref;
