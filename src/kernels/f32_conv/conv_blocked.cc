@@ -60,7 +60,7 @@ const F32GemmKernel* conv_gemm_kernel(device::IsaLevel level) {
     // The NEON GEMM tile (8 rows) has no filter layout yet (the conv_filter
     // formats block 6 or 14 rows): convolutions on aarch64 stay on the
     // portable 6 x 16 kernel until that family has an aarch64 format.
-    if (device::isa_chain(k.isa) == 2) continue;
+    if (device::isa_chain(k.isa) == device::isa_chain(device::IsaLevel::kNeon)) continue;
     if (k.isa <= level && k.isa != device::IsaLevel::kRef) return &k;
   }
   // Portable: the 6 x 16 tile (the AVX2 layout) read by its _ref twin.
