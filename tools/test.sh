@@ -7,8 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
 jobs=$(nproc)
+# Each stage header says how long the suite has run (the CI budget is 40 minutes).
+stage() { echo "== [$((SECONDS / 60))m$((SECONDS % 60))s] $*"; }
 
-echo "== release build"
+stage "release build"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
@@ -25,13 +27,13 @@ if ! grep -qw avx512f /proc/cpuinfo; then
   echo "== no AVX-512 on this host: the release run was the avx2 run"
 fi
 for isa in $isas; do
-  echo "== ONNX_PREPACK_MAX_ISA=$isa: kernel, digest and runtime tests"
+  stage "ONNX_PREPACK_MAX_ISA=$isa: kernel, digest and runtime tests"
   for t in kernels digest runtime; do
     ONNX_PREPACK_MAX_ISA=$isa "build/tests/$t/${t}_tests" --gtest_filter='-*Ort*' --gtest_brief=1
   done
 done
 
-echo "== sanitizer build (clang, ASan + UBSan + libFuzzer coverage): unit tests, then bounded fuzzing"
+stage "sanitizer build (clang, ASan + UBSan + libFuzzer coverage): unit tests, then bounded fuzzing"
 # One build serves both: every source compiled with -fsanitize=address,undefined and
 # libFuzzer's coverage hooks (ONNX_PREPACK_FUZZ), the fuzz targets linked with its driver.
 # clang here, g++ above: both compilers build everything with -Werror.
@@ -48,7 +50,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -L unit --timeout 900
 
 if [ -d tests/fuzz ] && ls tests/fuzz/*.cc >/dev/null 2>&1; then
-  echo "== fuzz (libFuzzer, bounded)"
+  stage "fuzz (libFuzzer, bounded)"
   # 4 targets x 40 s, two at a time on 2 cores: about 80 s in all.
   bash tools/run_fuzz.sh build-asan "${FUZZ_SECONDS:-40}"
 fi
@@ -56,4 +58,4 @@ fi
 # aarch64: cross build + qemu user mode (detection under three CPU models, the
 # unit tests, the CLI on two real models against build/'s outputs).
 bash tools/test_aarch64.sh
-echo "== all tests passed"
+stage "all tests passed"
