@@ -57,5 +57,6 @@ fi
 
 # aarch64: cross build + qemu user mode (detection under three CPU models, the
 # unit tests, the CLI on two real models against build/'s outputs).
+stage "aarch64 cross build and qemu (tools/test_aarch64.sh)"
 bash tools/test_aarch64.sh
 stage "all tests passed"
