@@ -23,72 +23,13 @@ using testing::values;
 
 constexpr int32_t kUint4 = 21, kInt4 = 22;  // TensorProto.DataType
 
-struct OneNode {
-  onnx::ModelProto m;
-  onnx::GraphProto* g = nullptr;
-  onnx::NodeProto* n = nullptr;
-
-  OneNode(const std::string& op, const std::string& name, bool ms = true, int opset = 17) {
-    m.set_ir_version(8);
-    auto* o = m.add_opset_import();
-    o->set_domain("");
-    o->set_version(opset);
-    auto* o2 = m.add_opset_import();
-    o2->set_domain("com.microsoft");
-    o2->set_version(1);
-    g = m.mutable_graph();
-    g->set_name(op);
-    n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    if (ms) n->set_domain("com.microsoft");
-  }
-  OneNode& input(const std::string& name, int32_t dtype, const Shape& shape) {
-    auto* in = g->add_input();
-    in->set_name(name);
-    auto* tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(dtype);
-    auto* sh = tt->mutable_shape();
-    for (int64_t d : shape) sh->add_dim()->set_dim_value(d);
-    n->add_input(name);
-    return *this;
-  }
-  OneNode& none() {
-    n->add_input("");
-    return *this;
-  }
-  // An initializer of raw bytes feeding the node's next input.
-  OneNode& raw(const std::string& name, int32_t dtype, const Shape& shape, const std::string& b) {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(dtype);
-    for (int64_t d : shape) t->add_dims(d);
-    t->set_raw_data(b);
-    n->add_input(name);
-    return *this;
-  }
-  OneNode& output(const std::string& name) {
-    if (!name.empty()) g->add_output()->set_name(name);
-    n->add_output(name);
-    return *this;
-  }
-  OneNode& attr_int(const std::string& name, int64_t v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-    return *this;
-  }
-  OneNode& attr_float(const std::string& name, float v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::FLOAT);
-    a->set_f(v);
-    return *this;
-  }
+// One node, com.microsoft unless `ms` is false (testing::OneNodeModel).
+struct OneNode : testing::OneNodeModel {
+  OneNode(const std::string& op, const std::string& name, bool ms = true, int opset = 17)
+      : OneNodeModel(op, name, ms ? "com.microsoft" : "", opset, true, 8) {}
 };
 
-Result<std::vector<HostTensor>> plan_and_run(const OneNode& model,
+Result<std::vector<HostTensor>> plan_and_run(const testing::OneNodeModel& model,
                                              const std::map<std::string, Fed>& feeds) {
   return testing::plan_and_run_model(model.m, feeds);
 }

@@ -26,72 +26,13 @@ using testing::values;
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
-// A graph of one node named `name` built up by the test.
-struct OneNode {
-  onnx::ModelProto m;
-  onnx::GraphProto* g = nullptr;
-  onnx::NodeProto* n = nullptr;
-
-  OneNode(const std::string& op, const std::string& name, int opset = 13) {
-    m.set_ir_version(8);
-    auto* o = m.add_opset_import();
-    o->set_domain("");
-    o->set_version(opset);
-    g = m.mutable_graph();
-    g->set_name(op);
-    n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-  }
-  // A graph input feeding the node's next input.
-  OneNode& input(const std::string& name, int32_t dtype, const Shape& shape) {
-    auto* in = g->add_input();
-    in->set_name(name);
-    auto* tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(dtype);
-    auto* sh = tt->mutable_shape();
-    for (int64_t d : shape) sh->add_dim()->set_dim_value(d);
-    n->add_input(name);
-    return *this;
-  }
-  // An int64 initializer feeding the node's next input.
-  OneNode& ints(const std::string& name, const std::vector<int64_t>& v, bool scalar = false) {
-    onnx::TensorProto t;
-    t.set_name(name);
-    t.set_data_type(kInt64);
-    if (!scalar) t.add_dims(int64_t(v.size()));
-    for (int64_t x : v) t.add_int64_data(x);
-    *g->add_initializer() = t;
-    n->add_input(name);
-    return *this;
-  }
-  OneNode& output(const std::string& name) {
-    g->add_output()->set_name(name);
-    n->add_output(name);
-    return *this;
-  }
-  onnx::AttributeProto* attr(const std::string& name, onnx::AttributeProto::AttributeType t) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(t);
-    return a;
-  }
-  OneNode& attr_int(const std::string& name, int64_t v) {
-    attr(name, onnx::AttributeProto::INT)->set_i(v);
-    return *this;
-  }
-  OneNode& attr_float(const std::string& name, float v) {
-    attr(name, onnx::AttributeProto::FLOAT)->set_f(v);
-    return *this;
-  }
-  OneNode& attr_ints(const std::string& name, const std::vector<int64_t>& v) {
-    auto* a = attr(name, onnx::AttributeProto::INTS);
-    for (int64_t x : v) a->add_ints(x);
-    return *this;
-  }
+// One node of the default domain (testing::OneNodeModel), opset 13 unless said.
+struct OneNode : testing::OneNodeModel {
+  OneNode(const std::string& op, const std::string& name, int opset = 13)
+      : OneNodeModel(op, name, "", opset, false, 8) {}
 };
 
-Result<std::vector<HostTensor>> plan_and_run(const OneNode& model,
+Result<std::vector<HostTensor>> plan_and_run(const testing::OneNodeModel& model,
                                              const std::map<std::string, Fed>& feeds) {
   return testing::plan_and_run_model(model.m, feeds);
 }

@@ -23,57 +23,13 @@ using testing::values;
 
 constexpr int32_t kFloat8E8M0 = 24;  // TensorProto.FLOAT8E8M0 (opset 24)
 
-struct OneNode {
-  onnx::ModelProto m;
-  onnx::GraphProto* g = nullptr;
-  onnx::NodeProto* n = nullptr;
-
-  OneNode(const std::string& op, int opset = 24) {
-    m.set_ir_version(11);
-    auto* o = m.add_opset_import();
-    o->set_domain("");
-    o->set_version(opset);
-    g = m.mutable_graph();
-    g->set_name(op);
-    n = g->add_node();
-    n->set_op_type(op);
-    n->set_name("n24");
-  }
-  OneNode& input(const std::string& name, int32_t dtype, const Shape& shape) {
-    auto* in = g->add_input();
-    in->set_name(name);
-    auto* tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(dtype);
-    for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
-    n->add_input(name);
-    return *this;
-  }
-  OneNode& output(const std::string& name) {
-    g->add_output()->set_name(name);
-    n->add_output(name);
-    return *this;
-  }
-  onnx::AttributeProto* attr(const std::string& name, onnx::AttributeProto::AttributeType t) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(t);
-    return a;
-  }
-  OneNode& attr_int(const std::string& name, int64_t v) {
-    attr(name, onnx::AttributeProto::INT)->set_i(v);
-    return *this;
-  }
-  OneNode& attr_float(const std::string& name, float v) {
-    attr(name, onnx::AttributeProto::FLOAT)->set_f(v);
-    return *this;
-  }
-  OneNode& attr_string(const std::string& name, const std::string& v) {
-    attr(name, onnx::AttributeProto::STRING)->set_s(v);
-    return *this;
-  }
+// One node of the default domain at opset 24 (testing::OneNodeModel).
+struct OneNode : testing::OneNodeModel {
+  explicit OneNode(const std::string& op, int opset = 24)
+      : OneNodeModel(op, "n24", "", opset, false, 11) {}
 };
 
-Result<std::vector<HostTensor>> plan_and_run(const OneNode& model,
+Result<std::vector<HostTensor>> plan_and_run(const testing::OneNodeModel& model,
                                              const std::map<std::string, Fed>& feeds) {
   return testing::plan_and_run_model(model.m, feeds);
 }
