@@ -27,25 +27,7 @@
 
 #include "onnx_prepack/c_api.h"
 
-static int g_failures = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                            \
-    }                                                                          \
-  } while (0)
-
-#define CHECK_OK(call)                                                          \
-  do {                                                                          \
-    op_status_code rc_ = (call);                                                \
-    if (rc_ != OP_STATUS_OK) {                                                  \
-      fprintf(stderr, "%s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #call, \
-              op_status_code_name(rc_), op_last_error_message());               \
-      ++g_failures;                                                             \
-    }                                                                           \
-  } while (0)
+#include "c_check.h"
 
 /* The call returns `code` and the message holds `words`. */
 #define CHECK_ERROR(call, code, words)                                                             \

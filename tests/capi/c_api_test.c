@@ -12,25 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int g_failures = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                            \
-    }                                                                          \
-  } while (0)
-
-#define CHECK_OK(call)                                                          \
-  do {                                                                          \
-    op_status_code rc_ = (call);                                                \
-    if (rc_ != OP_STATUS_OK) {                                                  \
-      fprintf(stderr, "%s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #call, \
-              op_status_code_name(rc_), op_last_error_message());               \
-      ++g_failures;                                                             \
-    }                                                                           \
-  } while (0)
+#include "c_check.h"
 
 enum { kWidth = 64, kBatch = 3, kLayers = 3 };
 
