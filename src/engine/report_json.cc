@@ -67,6 +67,7 @@ Json plan_json(const runtime::PlanStats& ps) {
   plan["transposes"] = uint64_t(ps.transposes);
   plan["transposes_folded"] = uint64_t(ps.transposes_folded);
   plan["patterns_fused"] = uint64_t(ps.patterns_fused);
+  plan["attention_fused"] = uint64_t(ps.attention_fused);
   plan["conv_epilogues"] = uint64_t(ps.conv_epilogues);
   plan["arena_bytes"] = ps.arena_bytes;
   plan["value_bytes"] = ps.value_bytes;

@@ -293,6 +293,7 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds,
   }
   fold_transposes();
   fuse_patterns();
+  fuse_attention();
   fuse_integer_matmul();
   fuse_pointwise();
   fuse_conv_epilogue();

@@ -87,6 +87,9 @@ struct PlanStats {
   // Decomposed LayerNorm / RMSNorm / Gelu / FastGelu subgraphs run as one
   // fused kernel each (norm_gelu_fusion.h).
   size_t patterns_fused = 0;
+  // Standard-op attention subgraphs (MatMul, scale, mask, Softmax, MatMul) run
+  // as one fused attention kernel each (attention_fusion.h).
+  size_t attention_fused = 0;
   // Convs that run a fused elementwise chain (residual Add, activation) as
   // their epilogue (session_fusion.cc, fuse_conv_epilogue).
   size_t conv_epilogues = 0;
@@ -235,6 +238,9 @@ class Session {
   // Replaces decomposed LayerNorm / RMSNorm / Gelu / FastGelu subgraphs with
   // their fused kernels (norm_gelu_fusion.cc).
   void fuse_patterns();
+  // Replaces the standard-op attention subgraph (MatMul Q K^T, scale, mask,
+  // Softmax, MatMul V) with one fused attention step (attention_fusion.cc).
+  void fuse_attention();
   void compute_lifetimes();
   Status place_arena();
   // Runs every step in order, checking `limits` before each.

@@ -80,6 +80,10 @@ void attend_rows(const HeadParams& p, const float* q, int64_t q_ld, const float*
       for (int64_t t = 0; t < n; ++t) sum += r[t];
       if (p.smooth) sum += std::exp(p.sink - mx);
     }
+    if (p.all_masked_nan && mx == -std::numeric_limits<float>::infinity()) {
+      std::fill(row, row + T, std::numeric_limits<float>::quiet_NaN());
+      continue;
+    }
     const float inv = sum > 0.0 ? float(1.0 / sum) : 0.0f;
     for (int64_t t = 0; t < lo; ++t) row[t] = 0.0f;
     for (int64_t t = lo; t < hi; ++t) row[t] = sum > 0.0 ? row[t] * inv : 0.0f;

@@ -22,6 +22,10 @@ struct HeadParams {
   // (com.microsoft GroupQueryAttention's local_window_size, as ONNX Runtime 1.30's
   // CPU kernel counts it: the query's own key included).
   int64_t window = -1;
+  // A row whose logits are all -inf (fully masked) gets NaN, as a standalone
+  // Softmax gives it, instead of zeros (the fused standard-op subgraph,
+  // attention_fusion.h, keeps the unfused plan's result).
+  bool all_masked_nan = false;
 };
 
 // Scratch floats attend_head needs for `p`.
