@@ -581,22 +581,7 @@ void Session::fuse_patterns() {
     ++stats_.patterns_fused;
     placed.emplace_back(*std::max_element(p->steps.begin(), p->steps.end()), std::move(fused));
   }
-  if (placed.empty()) return;
-  std::vector<Step> steps;
-  for (int si = 0; si < int(steps_.size()); ++si) {
-    for (auto& [at, st] : placed) {
-      if (at == si) steps.push_back(std::move(st));
-    }
-    if (!drop[size_t(si)]) steps.push_back(std::move(steps_[size_t(si)]));
-  }
-  steps_ = std::move(steps);
-  for (int si = 0; si < int(steps_.size()); ++si) {
-    for (int id : steps_[size_t(si)].out) {
-      if (id < 0) continue;
-      values_[size_t(id)].def = si;
-      values_[size_t(id)].last = si;
-    }
-  }
+  splice_fused_steps(drop, placed);
 }
 
 }  // namespace onnx_prepack::runtime

@@ -10,6 +10,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -226,6 +227,9 @@ class Session {
   // Replaces MatMulInteger -> Cast -> Mul [-> Add] [-> Relu] with one kernel
   // (IntegerMatMulEpilogue, session_fusion.cc).
   void fuse_integer_matmul();
+  // The end of every fusion pass: `placed` (position, fused step) replaces the
+  // steps marked in `drop` (session_fusion.cc).
+  void splice_fused_steps(const std::vector<bool>& drop, std::vector<std::pair<int, Step>>& placed);
   // Replaces runs of elementwise steps with fused kernels (session_fusion.cc).
   void fuse_pointwise();
   // Runs the FusedPointwise step reading a Conv's output as that Conv's

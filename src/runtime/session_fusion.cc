@@ -39,6 +39,29 @@ bool conv_epilogue_disabled_by_env() {
 
 }  // namespace
 
+// Drops the steps marked in `drop`, puts each fused step in front of the
+// original step whose position it takes, then renumbers every value's defining
+// step. Each fusion pass ends with it.
+void Session::splice_fused_steps(const std::vector<bool>& drop,
+                                 std::vector<std::pair<int, Step>>& placed) {
+  if (placed.empty()) return;
+  std::vector<Step> steps;
+  for (int si = 0; si < int(steps_.size()); ++si) {
+    for (auto& [at, st] : placed) {
+      if (at == si) steps.push_back(std::move(st));
+    }
+    if (!drop[size_t(si)]) steps.push_back(std::move(steps_[size_t(si)]));
+  }
+  steps_ = std::move(steps);
+  for (int si = 0; si < int(steps_.size()); ++si) {
+    for (int id : steps_[size_t(si)].out) {
+      if (id < 0) continue;
+      values_[size_t(id)].def = si;
+      values_[size_t(id)].last = si;
+    }
+  }
+}
+
 bool Session::conv_epilogue_enabled() const {
   return options_.fuse_pointwise && options_.fuse_conv_epilogue && !fusion_disabled_by_env() &&
          !conv_epilogue_disabled_by_env();
@@ -173,22 +196,7 @@ void Session::fuse_integer_matmul() {
     stats_.fused += chain.size();
     placed.emplace_back(chain.back(), std::move(fused));
   }
-  if (placed.empty()) return;
-  std::vector<Step> steps;
-  for (int si = 0; si < int(steps_.size()); ++si) {
-    for (auto& [at, st] : placed) {
-      if (at == si) steps.push_back(std::move(st));
-    }
-    if (!drop[size_t(si)]) steps.push_back(std::move(steps_[size_t(si)]));
-  }
-  steps_ = std::move(steps);
-  for (int si = 0; si < int(steps_.size()); ++si) {
-    for (int id : steps_[size_t(si)].out) {
-      if (id < 0) continue;
-      values_[size_t(id)].def = si;
-      values_[size_t(id)].last = si;
-    }
-  }
+  splice_fused_steps(drop, placed);
 }
 
 void Session::fuse_pointwise() {

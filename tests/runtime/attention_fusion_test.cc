@@ -17,6 +17,7 @@
 #include "runtime/generate.h"
 #include "runtime/norm_gelu_fusion.h"
 #include "runtime/session.h"
+#include "testing/graph_builder.h"
 #include "testing/plan_status.h"
 #include "testing/session_run.h"
 #include "testing/test_models.h"
@@ -24,55 +25,8 @@
 namespace onnx_prepack::runtime {
 namespace {
 
-struct Graph {
-  onnx::ModelProto m;
-  onnx::GraphProto* g;
-  int counter = 0;
-  explicit Graph(int opset = 17) : g(m.mutable_graph()) {
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(opset);
-    g->set_name("attention");
-  }
-  void input(const std::string& name, const Shape& s) {
-    testing::add_tensor_input(g, name, {s.begin(), s.end()}, kFloat);
-  }
-  void output(const std::string& name) { testing::add_tensor_output(g, name); }
-  std::string scalar(float v) {
-    const std::string name = "k" + std::to_string(counter++);
-    *g->add_initializer() = testing::float_tensor(name, {}, {v});
-    return name;
-  }
-  std::string ints(const std::vector<int64_t>& v) {
-    const std::string name = "i" + std::to_string(counter++);
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(kInt64);
-    t->add_dims(int64_t(v.size()));
-    for (int64_t x : v) t->add_int64_data(x);
-    return name;
-  }
-  onnx::NodeProto* last() { return g->mutable_node(g->node_size() - 1); }
-  std::string node(const std::string& op, std::vector<std::string> in) {
-    const std::string name = op + std::to_string(counter++);
-    auto* n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (auto& i : in) n->add_input(i);
-    n->add_output(name);
-    return name;
-  }
-  void ints_attr(const std::string& name, const std::vector<int64_t>& v) {
-    auto* a = last()->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t x : v) a->add_ints(x);
-  }
-  void int_attr(const std::string& name, int64_t v) {
-    auto* a = last()->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-  }
+struct Graph : testing::GraphBuilder {
+  explicit Graph(int opset = 17) : GraphBuilder("attention", opset) {}
 };
 
 struct Form {

@@ -23,53 +23,14 @@ using testing::expect_error;
 using testing::Fed;
 
 // A one-node model; inputs are graph inputs, named "" to skip an optional one.
-struct OneNode {
-  onnx::ModelProto m;
-  onnx::GraphProto* g = nullptr;
-  onnx::NodeProto* n = nullptr;
-
-  OneNode(const std::string& op, const std::string& domain, int opset = 21) {
-    m.set_ir_version(10);
-    auto* o = m.add_opset_import();
-    o->set_domain("");
-    o->set_version(opset);
-    auto* ms = m.add_opset_import();
-    ms->set_domain("com.microsoft");
-    ms->set_version(1);
-    g = m.mutable_graph();
-    g->set_name(op);
-    n = g->add_node();
-    n->set_op_type(op);
-    n->set_domain(domain);
-    n->set_name("att");
-  }
-  OneNode& input(const std::string& name, int32_t dtype, const Shape& shape) {
-    n->add_input(name);
-    if (name.empty()) return *this;
-    auto* in = g->add_input();
-    in->set_name(name);
-    auto* tt = in->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(dtype);
-    for (int64_t d : shape) tt->mutable_shape()->add_dim()->set_dim_value(d);
-    return *this;
-  }
-  OneNode& skip() { return input("", kFloat, {}); }
-  OneNode& output(const std::string& name) {
-    g->add_output()->set_name(name);
-    n->add_output(name);
-    return *this;
-  }
-  OneNode& attr_int(const std::string& name, int64_t v) {
-    auto* a = n->add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-    return *this;
-  }
+// One node of `domain`, with com.microsoft imported (testing::OneNodeModel).
+struct OneNode : testing::OneNodeModel {
+  OneNode(const std::string& op, const std::string& domain, int opset = 21)
+      : OneNodeModel(op, "att", domain, opset, true, 10) {}
 };
 
 // Plans with every fed value pinned (total_sequence_length must be known), then runs.
-Result<std::vector<HostTensor>> plan_and_run(const OneNode& model,
+Result<std::vector<HostTensor>> plan_and_run(const testing::OneNodeModel& model,
                                              const std::map<std::string, Fed>& feeds) {
   return testing::plan_and_run_model(model.m, feeds, /*pin_values=*/true);
 }
@@ -101,7 +62,7 @@ struct Gqa {
     if (P > 0)
       model.input("pk", kFloat, {B, Nkv, P, H}).input("pv", kFloat, {B, Nkv, P, H});
     else
-      model.skip().skip();
+      model.none().none();
     model.input("seqlens", kInt32, {B}).input("total", kInt32, {});
     if (cache_rows > 0)
       model.input("cos", kFloat, {cache_rows, cache_half})
@@ -157,10 +118,10 @@ TEST(Attention, GqaMissingHeadsAndBadRanksAreRefused) {
   std::vector<int32_t> sk = {0};
   int32_t total = 1;
   m.input("q", kFloat, {16})
-      .skip()
-      .skip()
-      .skip()
-      .skip()
+      .none()
+      .none()
+      .none()
+      .none()
       .input("seqlens", kInt32, {1})
       .input("total", kInt32, {});
   m.output("out").attr_int("num_heads", 2).attr_int("kv_num_heads", 1);
@@ -487,7 +448,7 @@ TEST(Attention, RotaryBadShapesAreRefused) {
 TEST(Attention, MhaKeyLengthOutOfRangeFailsTheRun) {
   OneNode m("MultiHeadAttention", "com.microsoft");
   m.input("q", kFloat, {2, 3, 16}).input("k", kFloat, {2, 4, 16}).input("v", kFloat, {2, 4, 16});
-  m.skip().input("kpm", kInt32, {2}).output("y").attr_int("num_heads", 2);
+  m.none().input("kpm", kInt32, {2}).output("y").attr_int("num_heads", 2);
   std::vector<float> q = iota(96), k = iota(128), v = iota(128);
   std::vector<int32_t> bad = {4, 5};
   expect_error(plan_and_run(m, {{"q", {kFloat, {2, 3, 16}, q.data()}},
@@ -604,11 +565,11 @@ struct Att24 {
   Att24(int opset, bool causal, int64_t np_len = 2, int32_t np_type = kInt64, int64_t p = 0)
       : P(p), model("Attention", "", opset) {
     model.input("q", kFloat, {B, N, S, H}).input("k", kFloat, {B, N, T, H});
-    model.input("v", kFloat, {B, N, T, H}).skip();
+    model.input("v", kFloat, {B, N, T, H}).none();
     if (P > 0)
       model.input("pk", kFloat, {B, N, P, H}).input("pv", kFloat, {B, N, P, H});
     else
-      model.skip().skip();
+      model.none().none();
     if (np_len >= 0) model.input("np", np_type, {np_len});
     model.output("y");
     if (causal) model.attr_int("is_causal", 1);

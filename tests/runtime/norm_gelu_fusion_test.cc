@@ -18,6 +18,7 @@
 #include "runtime/generate.h"
 #include "runtime/npy.h"
 #include "runtime/session.h"
+#include "testing/graph_builder.h"
 #include "testing/plan_status.h"
 #include "testing/session_run.h"
 #include "testing/test_models.h"
@@ -25,59 +26,13 @@
 namespace onnx_prepack::runtime {
 namespace {
 
-struct Graph {
-  onnx::ModelProto m;
-  onnx::GraphProto* g;
-  int counter = 0;
-  explicit Graph(int opset = 17) : g(m.mutable_graph()) {
-    m.set_ir_version(8);
-    m.add_opset_import()->set_version(opset);
-    g->set_name("patterns");
-  }
-  void input(const std::string& name, const Shape& s, int32_t dtype = kFloat) {
-    testing::add_tensor_input(g, name, {s.begin(), s.end()}, dtype);
-  }
-  void output(const std::string& name) { testing::add_tensor_output(g, name); }
-  std::string init(const Shape& s, uint32_t seed) {
-    const std::string name = "c" + std::to_string(counter++);
-    auto v = testing::pseudo_random_floats(size_t(shape_numel(s)), seed);
-    *g->add_initializer() = testing::float_tensor(name, s, v);
-    return name;
-  }
-  std::string scalar(float v, const Shape& s = {}) {
-    const std::string name = "k" + std::to_string(counter++);
-    *g->add_initializer() =
-        testing::float_tensor(name, s, std::vector<float>(size_t(shape_numel(s)), v));
-    return name;
-  }
-  std::string ints(const std::vector<int64_t>& v) {
-    const std::string name = "i" + std::to_string(counter++);
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(kInt64);
-    t->add_dims(int64_t(v.size()));
-    for (int64_t x : v) t->add_int64_data(x);
-    return name;
-  }
-  onnx::NodeProto* last() { return g->mutable_node(g->node_size() - 1); }
-  std::string node(const std::string& op, std::vector<std::string> in,
-                   const std::string& out = "") {
-    const std::string name = out.empty() ? op + std::to_string(counter++) : out;
-    auto* n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(name);
-    for (auto& i : in) n->add_input(i);
-    n->add_output(name);
-    return name;
-  }
+struct Graph : testing::GraphBuilder {
+  explicit Graph(int opset = 17) : GraphBuilder("patterns", opset) {}
   // ReduceMean over `axes`: an attribute before opset 18, an input from it.
   std::string mean(const std::string& x, const std::vector<int64_t>& axes) {
     if (m.opset_import(0).version() >= 18) return node("ReduceMean", {x, ints(axes)});
     const std::string y = node("ReduceMean", {x});
-    auto* a = last()->add_attribute();
-    a->set_name("axes");
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t v : axes) a->add_ints(v);
+    ints_attr("axes", axes);
     return y;
   }
 };
