@@ -227,6 +227,9 @@ class Session {
   // Replaces MatMulInteger -> Cast -> Mul [-> Add] [-> Relu] with one kernel
   // (IntegerMatMulEpilogue, session_fusion.cc).
   void fuse_integer_matmul();
+  // Sets each value's def and last to the step that writes it, after a pass
+  // rebuilt steps_ (session_fusion.cc).
+  void renumber_step_outputs();
   // The end of every fusion pass: `placed` (position, fused step) replaces the
   // steps marked in `drop` (session_fusion.cc).
   void splice_fused_steps(const std::vector<bool>& drop, std::vector<std::pair<int, Step>>& placed);

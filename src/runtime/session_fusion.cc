@@ -39,6 +39,18 @@ bool conv_epilogue_disabled_by_env() {
 
 }  // namespace
 
+// Each step's outputs are defined (and, until lifetimes are computed, last
+// read) at the step's new position.
+void Session::renumber_step_outputs() {
+  for (int si = 0; si < int(steps_.size()); ++si) {
+    for (int id : steps_[size_t(si)].out) {
+      if (id < 0) continue;
+      values_[size_t(id)].def = si;
+      values_[size_t(id)].last = si;
+    }
+  }
+}
+
 // Drops the steps marked in `drop`, puts each fused step in front of the
 // original step whose position it takes, then renumbers every value's defining
 // step. Each fusion pass ends with it.
@@ -53,13 +65,7 @@ void Session::splice_fused_steps(const std::vector<bool>& drop,
     if (!drop[size_t(si)]) steps.push_back(std::move(steps_[size_t(si)]));
   }
   steps_ = std::move(steps);
-  for (int si = 0; si < int(steps_.size()); ++si) {
-    for (int id : steps_[size_t(si)].out) {
-      if (id < 0) continue;
-      values_[size_t(id)].def = si;
-      values_[size_t(id)].last = si;
-    }
-  }
+  renumber_step_outputs();
 }
 
 bool Session::conv_epilogue_enabled() const {
@@ -396,13 +402,7 @@ void Session::fuse_pointwise() {
     i = j;
   }
   steps_ = std::move(fused_steps);
-  for (int si = 0; si < int(steps_.size()); ++si) {
-    for (int id : steps_[size_t(si)].out) {
-      if (id < 0) continue;
-      values_[size_t(id)].def = si;
-      values_[size_t(id)].last = si;
-    }
-  }
+  renumber_step_outputs();
 }
 
 }  // namespace onnx_prepack::runtime
@@ -522,13 +522,7 @@ void Session::fuse_conv_epilogue() {
     if (!drop[si]) steps.push_back(std::move(steps_[si]));
   }
   steps_ = std::move(steps);
-  for (int si = 0; si < int(steps_.size()); ++si) {
-    for (int id : steps_[size_t(si)].out) {
-      if (id < 0) continue;
-      values_[size_t(id)].def = si;
-      values_[size_t(id)].last = si;
-    }
-  }
+  renumber_step_outputs();
 }
 
 }  // namespace onnx_prepack::runtime

@@ -589,13 +589,7 @@ void Session::fold_transposes() {
   const size_t before = count();
   if (options_.fold_transposes && !transpose_folding_disabled_by_env() && before > 0) {
     folder.run();
-    for (int si = 0; si < int(steps_.size()); ++si) {
-      for (int id : steps_[size_t(si)].out) {
-        if (id < 0) continue;
-        values_[size_t(id)].def = si;
-        values_[size_t(id)].last = si;
-      }
-    }
+    renumber_step_outputs();
   }
   stats_.transposes = count();
   stats_.transposes_folded = before - stats_.transposes;

@@ -181,6 +181,32 @@ double worst_error(const std::vector<HostTensor>& a, const std::vector<HostTenso
   return worst;
 }
 
+// Runs `model` on `in` unfused (got[0]) and fused (got[1]); the fused plan
+// holds `layers` attention steps (none when fusion is off by the environment).
+void run_unfused_and_fused(const std::shared_ptr<const format::Model>& model,
+                           const std::map<std::string, HostTensor>& in, size_t layers,
+                           std::vector<HostTensor> (&got)[2]) {
+  for (bool fuse : {false, true}) {
+    SessionOptions so;
+    so.fuse_patterns = fuse;
+    auto s = Session::create(model, so);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    std::map<std::string, Session::Feed> feeds;
+    std::map<std::string, Tensor> views;
+    for (const auto& [name, t] : in) {
+      feeds[name] = {t.dtype(), t.shape(), nullptr};
+      views[name] = t.view();
+    }
+    Status st = testing::plan_status((*s)->plan(feeds));
+    ASSERT_TRUE(st.ok()) << st.message();
+    EXPECT_EQ((*s)->stats().attention_fused,
+              fuse && !pattern_fusion_disabled_by_env() ? layers : 0u);
+    auto r = (*s)->run(views);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    got[fuse] = std::move(*r);
+  }
+}
+
 void expect_fused(const Form& f, const char* what, const Feeds* given = nullptr) {
   const onnx::ModelProto m = attention_model(f);
   const Feeds fd = given ? Feeds{} : make_feeds(f);
@@ -369,25 +395,8 @@ TEST(AttentionFusion, OptimumDecoderFusesEveryLayer) {
       }
     }
     std::vector<HostTensor> got[2];
-    for (bool fuse : {false, true}) {
-      SessionOptions so;
-      so.fuse_patterns = fuse;
-      auto s = Session::create(model, so);
-      ASSERT_TRUE(s.ok()) << s.status().message();
-      std::map<std::string, Session::Feed> feeds;
-      std::map<std::string, Tensor> views;
-      for (const auto& [name, t] : in) {
-        feeds[name] = {t.dtype(), t.shape(), nullptr};
-        views[name] = t.view();
-      }
-      Status st = testing::plan_status((*s)->plan(feeds));
-      ASSERT_TRUE(st.ok()) << st.message();
-      EXPECT_EQ((*s)->stats().attention_fused,
-                fuse && !pattern_fusion_disabled_by_env() ? size_t(o->layers) : 0u);
-      auto r = (*s)->run(views);
-      ASSERT_TRUE(r.ok()) << r.status().message();
-      got[fuse] = std::move(*r);
-    }
+    run_unfused_and_fused(model, in, size_t(o->layers), got);
+    if (::testing::Test::HasFatalFailure()) return;
     bool bitwise = false;
     const double e = worst_error(got[1], got[0], &bitwise);
     std::printf(
@@ -422,25 +431,8 @@ TEST(AttentionFusion, OptimumEncoderFusesEveryLayer) {
     in.emplace(n, std::move(t));
   }
   std::vector<HostTensor> got[2];
-  for (bool fuse : {false, true}) {
-    SessionOptions so;
-    so.fuse_patterns = fuse;
-    auto s = Session::create(model, so);
-    ASSERT_TRUE(s.ok()) << s.status().message();
-    std::map<std::string, Session::Feed> feeds;
-    std::map<std::string, Tensor> views;
-    for (const auto& [name, t] : in) {
-      feeds[name] = {t.dtype(), t.shape(), nullptr};
-      views[name] = t.view();
-    }
-    Status st = testing::plan_status((*s)->plan(feeds));
-    ASSERT_TRUE(st.ok()) << st.message();
-    EXPECT_EQ((*s)->stats().attention_fused,
-              fuse && !pattern_fusion_disabled_by_env() ? size_t(o->layers) : 0u);
-    auto r = (*s)->run(views);
-    ASSERT_TRUE(r.ok()) << r.status().message();
-    got[fuse] = std::move(*r);
-  }
+  run_unfused_and_fused(model, in, size_t(o->layers), got);
+  if (::testing::Test::HasFatalFailure()) return;
   bool bitwise = false;
   const double e = worst_error(got[1], got[0], &bitwise);
   std::printf("[attention fusion] optimum encoder: max relative difference %.3g%s\n", e,
