@@ -52,11 +52,12 @@ int64_t base_offset(const ReducePlan& p, int64_t o) {
   return off;
 }
 
-// LogSumExp's double result in the accumulator's type: an integer one saturates to its range
-// (an empty reduction's -inf to the lowest value; NaN, which no integer holds, to 0), as ONNX
-// leaves out-of-range integers undefined and converting them would be undefined behaviour.
+// A result computed in double (LogSumExp, LogSum's log, L2's sqrt) in the accumulator's type:
+// an integer one saturates to its range (an empty reduction's -inf to the lowest value; NaN,
+// the log or sqrt of a negative wrapped sum, which no integer holds, to 0), as ONNX leaves
+// out-of-range integers undefined and converting them would be undefined behaviour in C++.
 template <class Acc>
-Acc logsumexp_result(double v) {
+Acc double_result(double v) {
   if constexpr (std::is_integral_v<Acc>) {
     if (std::isnan(v)) return Acc(0);
     if (v <= double(std::numeric_limits<Acc>::lowest())) return std::numeric_limits<Acc>::lowest();
@@ -110,11 +111,11 @@ std::unique_ptr<Kernel> reduce_kernel(const ReducePlan& plan) {
             mx = std::isnan(v) || std::isnan(mx) ? std::isnan(mx) ? mx : v : std::max(mx, v);
           });
           if (std::isinf(mx) || std::isnan(mx)) {
-            acc = logsumexp_result<Acc>(mx);  // +inf, NaN, or -inf for all -inf or nothing
+            acc = double_result<Acc>(mx);  // +inf, NaN, or -inf for all -inf or nothing
           } else {
             double s = 0;
             for_each_reduced(plan, base, [&](int64_t i) { s += std::exp(double(x[i]) - mx); });
-            acc = logsumexp_result<Acc>(mx + std::log(s));
+            acc = double_result<Acc>(mx + std::log(s));
           }
         } else {
           acc = Acc(0);
@@ -143,8 +144,8 @@ std::unique_ptr<Kernel> reduce_kernel(const ReducePlan& plan) {
             else if constexpr (std::is_floating_point_v<Acc>)
               acc = Acc(NAN);  // the mean of nothing
           }
-          if constexpr (r == Red::kL2) acc = Acc(std::sqrt(double(acc)));
-          if constexpr (r == Red::kLogSum) acc = Acc(std::log(double(acc)));
+          if constexpr (r == Red::kL2) acc = double_result<Acc>(std::sqrt(double(acc)));
+          if constexpr (r == Red::kLogSum) acc = double_result<Acc>(std::log(double(acc)));
         }
         y[o] = T(acc);
       }
