@@ -1492,6 +1492,23 @@ TEST(HostileOps, DiffFuzzReduceLogSumExpOfNaNIsNaN) {
   EXPECT_TRUE(std::isnan(values<float>((*r)[0])[0]));
 }
 
+// Found by difffuzz under UBSan: log(0) = -inf, and log or sqrt of a negative (wrapped) integer
+// sum is NaN; converting either to int32 was undefined behaviour. They saturate like LogSumExp's
+// integer results: -inf to the lowest value, NaN to 0.
+TEST(HostileOps, DiffFuzzIntegerLogSumAndL2OutOfRangeSaturate) {
+  // Rows: a zero sum, a negative sum, and squares that wrap int32 (50000^2 > 2^31).
+  const std::vector<int32_t> x = {0, 0, -5, 2, 50000, 0};
+  for (const auto& [op, want] : std::vector<std::pair<std::string, std::vector<int32_t>>>{
+           {"ReduceLogSum", {std::numeric_limits<int32_t>::lowest(), 0, 10}},  // log 50000 = 10.8
+           {"ReduceL2", {0, 5, 0}}}) {                                         // sqrt 29 = 5.4
+    OneNode m(op, "r", 13);
+    m.input("X", kInt32, {3, 2}).output("Y").attr_ints("axes", {1}).attr_int("keepdims", 0);
+    auto r = plan_and_run(m, {{"X", {kInt32, {3, 2}, x.data()}}});
+    ASSERT_TRUE(r.ok()) << op << ": " << r.status().message();
+    EXPECT_EQ(values<int32_t>((*r)[0]), want) << op;
+  }
+}
+
 TEST(HostileOps, DiffFuzzPowOfFloatToAFloat16ExponentIsFloat) {
   // The half adapter used to narrow every float output; Pow's type is its base's.
   OneNode m("Pow", "pow", 15);
