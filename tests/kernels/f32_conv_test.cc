@@ -235,7 +235,9 @@ TEST(F32Conv, BlockedKernelsMatchTheirPortableTwinBitForBit) {
     }
   }
 #if defined(__aarch64__)
-  if (host >= device::IsaLevel::kNeon) EXPECT_EQ(compared, cases.size());  // the NEON tile ran
+  if (host >= device::IsaLevel::kNeon) {
+    EXPECT_EQ(compared, cases.size());  // the NEON tile ran
+  }
 #endif
   (void)compared;
 }
