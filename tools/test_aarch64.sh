@@ -14,14 +14,19 @@
 #      user mode without binfmt cannot exec an aarch64 binary) or Node (*Ort*);
 #   3. the CLI on two real models (Silero VAD v5, PaddleOCR's direction
 #      classifier) under -cpu cortex-a53 and max: `run` outputs within 1e-5 of
-#      the x86-64 build's, a compile for an aarch64 target that packs the GEMM
-#      weights (f32_gemm_b_n12_*, aarch64-neon) and lists the others as not
-#      packed for their family on aarch64, and the x86-64 entries of a compiled
-#      model missing as incompatible_device on the aarch64 host;
+#      the x86-64 build's, a compile for an aarch64 target that packs every
+#      weight (GEMM: f32_gemm_b_n12_*, Conv: f32_conv_filter_m8 and
+#      f32_conv_dw_neon, all aarch64-neon), and the x86-64 entries of a
+#      compiled model missing as incompatible_device on the aarch64 host;
 #   4. cross-target GEMM: a MatMul/Gemm model compiled on x86-64 for
 #      aarch64-neon is all hits under -cpu cortex-a53, runs bitwise equal to the
 #      uncompiled model there and within 1e-5 of x86-64, and its payloads equal
-#      those the aarch64 build's own compile writes.
+#      those the aarch64 build's own compile writes;
+#   5. cross-target Conv: the same for the classifier compiled on x86-64 in
+#      step 3 (53 conv filters, 1 GEMM weight): all hits under -cpu cortex-a53,
+#      its run (the NEON 8 x 12 conv kernel on the 8-row filter blocks) bitwise
+#      equal to step 3's uncompiled run there and within 1e-5 of x86-64, and
+#      the payloads equal the aarch64 build's own compile.
 #
 # Release-like flags at -O1 (-O1 halves the compile time of -O3; the NEON GEMM
 # kernel is intrinsics, which -O1 keeps in registers), no benchmarks, no Python
@@ -164,22 +169,17 @@ EOF
   done
 done
 
-# compile for an aarch64 target: the classifier's FC weight (gemm_b) is packed in
-# the NEON format, its convolution filters are listed as not packed (conv_filter
-# has no aarch64 format yet).
+# compile for an aarch64 target: every weight of the classifier is packed in a
+# NEON format, its FC weight (gemm_b) and its 53 convolution filters.
 "$x86_cli" compile "$cls" -o "$work/cls_arm.onnx" --target aarch64-dotprod --no-memo --json \
   >"$work/compile_arm.json"
 "$py" - "$work/compile_arm.json" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["targets"] == ["aarch64-neon"], r["targets"]
-assert r["entries"] >= 1 and r["skipped"], r
-for s in r["skipped"]:
-    assert s["family"] != "gemm_b", s
-    want = f"no packed format for family {s['family']} on aarch64 (--target aarch64-neon)"
-    assert want in s["reason"], s
-print(f"   compile --target aarch64-dotprod: {r['entries']} gemm_b entries (aarch64-neon), "
-      f"{len(r['skipped'])} weights listed as not packed ({r['skipped'][0]['reason']})")
+assert r["entries"] == 54 and not r["skipped"], r
+print(f"   compile --target aarch64-dotprod: {r['entries']} entries (aarch64-neon), "
+      f"{len(r['skipped'])} weights listed as not packed")
 EOF
 # An x86-64 compiled model on the aarch64 host: every entry is incompatible_device.
 "$x86_cli" compile "$cls" -o "$work/cls_x86.onnx" --target x86_64-v3 --no-memo >/dev/null
@@ -188,16 +188,15 @@ qrun max "$cli" explain "$work/cls_x86.onnx" --json >"$work/explain_x86_on_arm.j
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["totals"]["hits"] == 0 and r["weights"], r["totals"]
-# GEMM weights: the host reads the NEON format, so the x86-64 entry is rejected
-# as incompatible_device; conv filters: no aarch64 format at all.
-neon = [w for w in r["weights"] if any(f.startswith("f32_gemm_b_n12_") for f in w["acceptable_formats"])]
-other = [w for w in r["weights"] if w not in neon]
-assert neon and {w["reason"] for w in neon} == {"incompatible_device"}, neon
-assert other and {w["reason"] for w in other} == {"no_acceptable_format"}, other
-detail = other[0]["detail"]
-assert "reads no persisted format on this host: no packed format for family" in detail, detail
-print(f"   x86_64-v3 entries on aarch64: {len(r['weights'])} misses ({len(neon)} gemm_b "
-      f"incompatible_device, {len(other)} {detail!r})")
+# The host reads the NEON formats (GEMM and Conv), so every x86-64 entry is
+# rejected as incompatible_device.
+gemm = [w for w in r["weights"] if any(f.startswith("f32_gemm_b_n12_") for f in w["acceptable_formats"])]
+conv = [w for w in r["weights"]
+        if any(f in ("f32_conv_filter_m8", "f32_conv_dw_neon") for f in w["acceptable_formats"])]
+assert len(gemm) == 1 and len(conv) == 53 and len(r["weights"]) == 54, r["weights"]
+assert {w["reason"] for w in r["weights"]} == {"incompatible_device"}, r["weights"]
+print(f"   x86_64-v3 entries on aarch64: {len(r['weights'])} misses, all incompatible_device "
+      f"({len(gemm)} gemm_b, {len(conv)} conv_filter)")
 EOF
 stamp "CLI"
 
@@ -279,4 +278,61 @@ assert d <= 1e-5, d
 print(f"   run -cpu cortex-a53: compiled == uncompiled bitwise; |x86 - aarch64| = {d:.2e}")
 EOF
 stamp "cross-target GEMM"
+
+echo "== Conv filters compiled on x86-64 for aarch64-neon, read under qemu"
+# The classifier compiled above on x86-64 (cls_arm.onnx): every weight a hit
+# under -cpu cortex-a53, the run bitwise equal to the uncompiled run of the CLI
+# step under that CPU (a miss packs the same 8-row blocks; both run the NEON
+# conv kernel) and within 1e-5 of x86-64's; the aarch64 build's own compile
+# writes the same payload bytes.
+name=$(basename "$cls" .onnx)
+qrun cortex-a53 "$cli" compile "$cls" -o "$work/cls_armarm.onnx" --target host --no-memo >/dev/null
+qrun cortex-a53 "$cli" explain "$work/cls_arm.onnx" --json >"$work/cls_explain.json"
+"$x86_cli" inspect "$work/cls_arm.onnx" --json >"$work/cls_x86arm.json"
+"$x86_cli" inspect "$work/cls_armarm.onnx" --json >"$work/cls_armarm.json"
+qrun cortex-a53 "$cli" run "$work/cls_arm.onnx" "${inputs_cls[@]}" --threads 2 \
+  --output-dir "$work/cls_hit" >/dev/null
+"$py" - "$work" "$name" <<'EOF'
+import json, os, sys
+import numpy as np
+work, name = sys.argv[1:3]
+ex = json.load(open(f"{work}/cls_explain.json"))
+assert ex["host"]["architecture"] == "aarch64-neon", ex["host"]
+ws = ex["weights"]
+assert len(ws) == 54 and ex["totals"]["hits"] == 54, ex["totals"]
+formats = {}
+for w in ws:
+    assert w["decision"] == "hit", w
+    formats[w["format"]] = formats.get(w["format"], 0) + 1
+assert {"f32_conv_filter_m8", "f32_conv_dw_neon"} <= set(formats), formats
+assert sum(n for f, n in formats.items() if f.startswith("f32_conv_")) == 53, formats
+print(f"   explain -cpu cortex-a53: {ex['totals']['hits']}/{len(ws)} hits ({formats})")
+def payloads(n):
+    r = json.load(open(f"{work}/{n}.json"))
+    out = {}
+    for e in r["compiled_tensors"]:
+        dev = r["devices"][e["device"]]["architecture"]
+        assert e["storage"] == "external", (n, e["source"], e["storage"])
+        with open(os.path.join(work, e["location"]), "rb") as f:
+            f.seek(e["offset"])
+            out[e["source"]] = (e["format"], dev, f.read(e["payload_bytes"]))
+    return out
+x86, arm = payloads("cls_x86arm"), payloads("cls_armarm")
+assert len(x86) == 54 and x86 == arm, sorted(k for k in x86 if x86[k] != arm.get(k))[:3]
+conv = {k: v for k, v in x86.items() if v[0].startswith("f32_conv_")}
+print(f"   payloads written on x86-64 == aarch64 build's compile: {len(x86)} entries "
+      f"({len(conv)} conv_filter, {sum(len(v[2]) for v in conv.values())} bytes), "
+      f"{sorted({v[1] for v in x86.values()})}")
+outs = sorted(os.listdir(f"{work}/x86_{name}"))
+assert outs == sorted(os.listdir(f"{work}/cls_hit")), outs
+for o in outs:
+    want, miss, hit = (np.load(f"{work}/{d}/{o}")
+                       for d in (f"x86_{name}", f"cortex-a53_{name}", "cls_hit"))
+    assert hit.tobytes() == miss.tobytes(), f"{o}: compiled (hit) and uncompiled (miss) differ"
+    d = float((np.abs(want.astype(np.float64) - hit) / np.maximum(1.0, np.abs(want))).max())
+    assert d <= 1e-5, (o, d)
+    print(f"   run -cpu cortex-a53 {o}: compiled == uncompiled bitwise ({hit.size} values); "
+          f"|x86 - aarch64| = {d:.2e}")
+EOF
+stamp "cross-target Conv"
 echo "== aarch64 stage passed in $(($(date +%s) - t0)) s"

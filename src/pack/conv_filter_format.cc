@@ -32,10 +32,24 @@ constexpr ConvFilterFormat kFormats[] = {
      onnx::TensorProto::FLOAT16},
     {"f32_deconv_filter_m6_f16", "1", "x86_64-avx2-fma", device::IsaLevel::kAvx2, 6, true,
      onnx::TensorProto::FLOAT16},
+    // aarch64 (NEON): blocks of 8 rows, the rows of f32_gemm_8x12_neon's tile
+    // (the filter is the GEMM's A operand); depthwise taps in source order.
+    {"f32_conv_filter_m8", "1", "aarch64-neon", device::IsaLevel::kNeon, 8},
+    {"f32_conv_dw_neon", "1", "aarch64-neon", device::IsaLevel::kNeon, 0},
+    {"f32_deconv_filter_m8", "1", "aarch64-neon", device::IsaLevel::kNeon, 8, true},
+    {"f32_conv_filter_m8_f16", "1", "aarch64-neon", device::IsaLevel::kNeon, 8, false,
+     onnx::TensorProto::FLOAT16},
+    {"f32_conv_dw_neon_f16", "1", "aarch64-neon", device::IsaLevel::kNeon, 0, false,
+     onnx::TensorProto::FLOAT16},
+    {"f32_deconv_filter_m8_f16", "1", "aarch64-neon", device::IsaLevel::kNeon, 8, true,
+     onnx::TensorProto::FLOAT16},
 };
+// The aarch64 formats last: their level is unordered against the x86-64 ones,
+// so a host of either machine only ever accepts its own.
 constexpr const ConvFilterFormat* kOrder[] = {
-    &kFormats[0], &kFormats[1], &kFormats[2], &kFormats[3], &kFormats[4],  &kFormats[5],
-    &kFormats[6], &kFormats[7], &kFormats[8], &kFormats[9], &kFormats[10], &kFormats[11]};
+    &kFormats[0],  &kFormats[1],  &kFormats[2],  &kFormats[3],  &kFormats[4],  &kFormats[5],
+    &kFormats[6],  &kFormats[7],  &kFormats[8],  &kFormats[9],  &kFormats[10], &kFormats[11],
+    &kFormats[12], &kFormats[13], &kFormats[14], &kFormats[15], &kFormats[16], &kFormats[17]};
 
 bool is_f16(int32_t t) { return t == onnx::TensorProto::FLOAT16; }
 const char* type_name(int32_t t) { return is_f16(t) ? "FLOAT16" : "FLOAT"; }

@@ -2,15 +2,16 @@
 // FLOAT (or FLOAT16, the _f16 formats) filter W [M, C/group, k...] (rank 3 to 5) of a node with
 // `group`:
 //
-// - blocked, `mr` rows (f32_conv_filter_m14 for AVX-512, _m6 for AVX2): per
+// - blocked, `mr` rows (f32_conv_filter_m14 for AVX-512, _m6 for AVX2, _m8
+//   for aarch64 NEON): per
 //   group, the Mg = M / group output channels in blocks of mr, each block K =
 //   C/group * prod(k) rows of mr values (a[k * mr + i] = W[g * Mg + b * mr + i][k]),
 //   then the last partial block of tail_rows = Mg % mr channels in the same
 //   order; the blocked Conv kernel (kernels/f32_conv) reads it in place.
-// - depthwise (f32_conv_dw_avx512 / _avx2, group == M, C/group == 1, 1-D or
+// - depthwise (f32_conv_dw_avx512 / _avx2 / _neon, group == M, C/group == 1, 1-D or
 //   2-D): the taps [M][prod(k)] as the depthwise kernel reads them.
 //
-// - transposed, `mr` rows (f32_deconv_filter_m14 / _m6): a ConvTranspose filter
+// - transposed, `mr` rows (f32_deconv_filter_m14 / _m6 / _m8): a ConvTranspose filter
 //   W [C, M/group, k...] seen as the GEMM operand the ConvTranspose kernel
 //   multiplies by the input, A_g [Mg * prod(k)][C/group] with
 //   A_g[r][c] = W[g * C/group + c][r] (r runs over output channel and tap), in
@@ -47,7 +48,8 @@ struct ConvFilterFormat {
 
 // Best first: blocked AVX-512, blocked AVX2, depthwise AVX-512, depthwise AVX2,
 // transposed AVX-512, transposed AVX2; then the same six for FLOAT16 sources
-// (names ending in _f16).
+// (names ending in _f16); then the aarch64 NEON ones (blocked m8, depthwise,
+// transposed m8, and their _f16 twins).
 std::span<const ConvFilterFormat* const> conv_filter_formats();
 const ConvFilterFormat* find_conv_filter_format(std::string_view name);
 

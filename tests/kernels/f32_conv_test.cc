@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -189,6 +190,79 @@ TEST(F32Conv, IndirectKernelsMatchTheirPortableTwinBitForBit) {
       EXPECT_EQ(0, std::memcmp(got.data(), want.data(), out * 4)) << uk.name;
     }
   }
+}
+
+// Every native GEMM microkernel, run by the blocked and batch-folded Conv
+// drivers on filters blocked in its rows, writes the bytes of its portable twin
+// (f32_gemm_8x12_neon of f32_gemm_8x12_ref on aarch64: one fma chain per
+// output over k), over full and partial row blocks (M % mr != 0), groups,
+// K > kc, pointwise and 3-D cases.
+TEST(F32Conv, BlockedKernelsMatchTheirPortableTwinBitForBit) {
+  const device::IsaLevel host = device::host_isa_level();
+  base::ThreadPool pool{2};
+  Scratch s;
+  std::vector<ConvGeometry> cases = blocked_cases();
+  cases.push_back(geom(3, 8, 20, 2, {5, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}));  // a batch
+  size_t compared = 0;
+  for (const F32GemmKernel& uk : kF32GemmKernels) {
+    if (uk.isa > host || uk.isa == device::IsaLevel::kRef) continue;
+    const F32GemmKernel* twin = conv_gemm_kernel_rows(uk.mr, device::IsaLevel::kRef);
+    ASSERT_NE(twin, nullptr) << uk.name;
+    ASSERT_EQ(twin->nr, uk.nr) << uk.name;
+    for (const ConvGeometry& g : cases) {
+      const auto x = random(size_t(g.n * g.c * g.in_pixels()), 31);
+      const auto w = random(size_t(g.m * g.k()), 32);
+      const auto b = random(size_t(g.m), 33);
+      std::vector<float> packed(blocked_filter_floats(g));
+      pack_blocked_filter(w.data(), g, uk.mr, packed.data());
+      const size_t out = size_t(g.n * g.m * g.out_pixels());
+      std::vector<float> got(out, -7.0f), want(out, 7.0f);
+      conv_blocked(g, uk, x.data(), packed.data(), b.data(), got.data(), &pool,
+                   {&s, &Scratch::get});
+      conv_blocked(g, *twin, x.data(), packed.data(), b.data(), want.data(), &pool,
+                   {&s, &Scratch::get});
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), out * 4)) << uk.name << " blocked";
+      for (bool bias_first : {false, true}) {
+        std::fill(got.begin(), got.end(), -7.0f);
+        std::fill(want.begin(), want.end(), 7.0f);
+        conv_folded(g, uk, bias_first, x.data(), packed.data(), b.data(), got.data(), &pool,
+                    {&s, &Scratch::get});
+        conv_folded(g, *twin, bias_first, x.data(), packed.data(), b.data(), want.data(), &pool,
+                    {&s, &Scratch::get});
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), out * 4)) << uk.name << " folded";
+      }
+      ++compared;
+    }
+  }
+#if defined(__aarch64__)
+  if (host >= device::IsaLevel::kNeon) {
+    EXPECT_EQ(compared, cases.size());  // the NEON tile ran
+  }
+#endif
+  (void)compared;
+}
+
+// The Conv microkernel per level: the native GEMM tile (on aarch64 the NEON
+// 8 x 12 one, whose 8-row blocks have no indirect kernel: the runtime runs
+// them on the blocked or folded driver), the portable 6 x 16 tile at ref.
+TEST(F32Conv, ConvKernelIsTheLevelsNativeTile) {
+  EXPECT_STREQ(conv_gemm_kernel(device::IsaLevel::kRef)->name, "f32_gemm_6x16_ref");
+#if defined(__aarch64__)
+  for (device::IsaLevel l :
+       {device::IsaLevel::kNeon, device::IsaLevel::kDotprod, device::IsaLevel::kI8mm})
+    EXPECT_STREQ(conv_gemm_kernel(l)->name, "f32_gemm_8x12_neon");
+  EXPECT_STREQ(conv_gemm_kernel_rows(8, device::IsaLevel::kNeon)->name, "f32_gemm_8x12_neon");
+  // An x86-64 level on aarch64 (nothing native): the portable tile.
+  EXPECT_STREQ(conv_gemm_kernel(device::IsaLevel::kAvx512)->name, "f32_gemm_6x16_ref");
+#else
+  EXPECT_STREQ(conv_gemm_kernel(device::IsaLevel::kAvx512)->name, "f32_gemm_14x32_avx512");
+  EXPECT_STREQ(conv_gemm_kernel(device::IsaLevel::kAvx2)->name, "f32_gemm_6x16_avx2");
+  // No NEON kernel in this build: an aarch64 level gets the portable tile.
+  EXPECT_STREQ(conv_gemm_kernel(device::IsaLevel::kNeon)->name, "f32_gemm_6x16_ref");
+#endif
+  EXPECT_STREQ(conv_gemm_kernel_rows(8, device::IsaLevel::kRef)->name, "f32_gemm_8x12_ref");
+  EXPECT_EQ(conv_indirect_select(8, device::IsaLevel::kNeon), nullptr);
+  EXPECT_EQ(conv_indirect_select(8, device::IsaLevel::kRef), nullptr);
 }
 
 TEST(F32Conv, DepthwiseMatchesDirectForEveryRowKernel) {

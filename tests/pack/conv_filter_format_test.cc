@@ -153,6 +153,9 @@ TEST_P(ConvFilterFormatTest, GoldenFingerprint) {
       {"f32_conv_dw_avx2", 0x1930fe80d8d7424eull},
       {"f32_deconv_filter_m14", 0xa443afc62e1a3832ull},
       {"f32_deconv_filter_m6", 0x50c92e99e6840fdaull},
+      {"f32_conv_filter_m8", 0x62228fe65b480a3aull},
+      {"f32_conv_dw_neon", 0x1930fe80d8d7424eull},
+      {"f32_deconv_filter_m8", 0xb9235ee194ceb48eull},
   };
   const ConvFilterFormat& f = *GetParam();
   const Shape s = shapes_for(f)[0];
@@ -307,6 +310,34 @@ TEST(ConvFilterFormats, ChosenByShapeAndHost) {
   // Depthwise-shaped ConvTranspose filters use the transposed blocked layout too.
   EXPECT_EQ(conv_filter_formats_for(dw, 32, device::IsaLevel::kAvx512, true).front()->name,
             "f32_deconv_filter_m14");
+  // aarch64 levels read only the NEON formats (8-row blocks, the NEON GEMM
+  // tile's), x86-64 levels never read them; a miss at an aarch64 level packs
+  // 8-row blocks, at ref the portable 6-row ones.
+  for (device::IsaLevel l :
+       {device::IsaLevel::kNeon, device::IsaLevel::kDotprod, device::IsaLevel::kI8mm}) {
+    const auto b = conv_filter_formats_for(blocked, 1, l);
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_EQ(b[0]->name, "f32_conv_filter_m8");
+    EXPECT_EQ(b[0]->architecture, "aarch64-neon");
+    EXPECT_EQ(b[0]->mr, 8u);
+    ASSERT_EQ(conv_filter_formats_for(dw, 32, l).size(), 1u);
+    EXPECT_EQ(conv_filter_formats_for(dw, 32, l).front()->name, "f32_conv_dw_neon");
+    ASSERT_EQ(conv_filter_formats_for(deconv, 1, l, true).size(), 1u);
+    EXPECT_EQ(conv_filter_formats_for(deconv, 1, l, true).front()->name, "f32_deconv_filter_m8");
+    EXPECT_EQ(
+        conv_filter_formats_for(blocked, 1, l, false, onnx::TensorProto::FLOAT16).front()->name,
+        "f32_conv_filter_m8_f16");
+    EXPECT_EQ(conv_filter_format_for_rows(blocked, 1, 8, l)->name, "f32_conv_filter_m8");
+    EXPECT_EQ(conv_filter_format_for_rows(dw, 32, 0, l)->name, "f32_conv_dw_neon");
+    EXPECT_EQ(conv_filter_format_for_rows(deconv, 1, 8, l, true)->name, "f32_deconv_filter_m8");
+  }
+  for (device::IsaLevel l : {device::IsaLevel::kAvx2, device::IsaLevel::kAvx512}) {
+    for (const auto* f : conv_filter_formats_for(blocked, 1, l)) EXPECT_NE(f->mr, 8u);
+    EXPECT_NE(conv_filter_format_for_rows(dw, 32, 0, l)->architecture, "aarch64-neon");
+  }
+  EXPECT_TRUE(conv_filter_formats_for(blocked, 1, device::IsaLevel::kRef).empty());
+  EXPECT_EQ(conv_filter_format_for_rows(dw, 32, 0, device::IsaLevel::kRef)->name,
+            "f32_conv_dw_avx2");
   std::vector<float> w(10);
   std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(w.data()), 40);
   // A Conv filter source is not a ConvTranspose pack's and vice versa.

@@ -56,11 +56,9 @@ void pack_blocked_filter(const float* w, const ConvGeometry& g, size_t mr, float
 }
 
 const F32GemmKernel* conv_gemm_kernel(device::IsaLevel level) {
+  // The first native kernel at `level`: 14 x 32 (AVX-512), 6 x 16 (AVX2) or,
+  // on aarch64, 8 x 12 (NEON; the f32_conv_filter_m8 layout, read in place).
   for (const F32GemmKernel& k : kF32GemmKernels) {
-    // The NEON GEMM tile (8 rows) has no filter layout yet (the conv_filter
-    // formats block 6 or 14 rows): convolutions on aarch64 stay on the
-    // portable 6 x 16 kernel until that family has an aarch64 format.
-    if (device::isa_chain(k.isa) == device::isa_chain(device::IsaLevel::kNeon)) continue;
     if (k.isa <= level && k.isa != device::IsaLevel::kRef) return &k;
   }
   // Portable: the 6 x 16 tile (the AVX2 layout) read by its _ref twin.

@@ -74,7 +74,9 @@ inline size_t blocked_filter_floats(const ConvGeometry& g) {
 // Packs W [M, Cg, kd, kh, kw] (float) into blocks of `mr` rows. Deterministic.
 void pack_blocked_filter(const float* w, const ConvGeometry& g, size_t mr, float* dst);
 
-// The microkernel used for blocked filters of `mr` rows at `level`.
+// The microkernel a filter is blocked for at `level` (its mr is the block
+// height): the first native GEMM kernel (14 x 32 AVX-512, 6 x 16 AVX2, 8 x 12
+// NEON on aarch64), the portable 6 x 16 one at ref.
 const F32GemmKernel* conv_gemm_kernel(device::IsaLevel level);
 // The microkernel for blocks of `mr` rows at `level`: the native one of those
 // rows, else its portable twin (a filter packed for another level's kernel
@@ -129,6 +131,8 @@ struct ConvIndirectKernel {
 };
 
 // Native kernels first (x86-64 builds only: cmake/isa.cmake), then the _ref twins.
+// No 8-row one: the NEON tile's filter blocks (aarch64) run the blocked or
+// folded driver.
 inline constexpr ConvIndirectKernel kConvIndirectKernels[] = {
 #if defined(__x86_64__)
     {"conv_indirect_14x32_avx512", device::IsaLevel::kAvx512, 14, 32, conv_indirect_14x32_avx512},

@@ -2,7 +2,8 @@
 // auto_pad, bias. Depthwise 1-D/2-D filters run the direct depthwise kernel;
 // everything else the blocked kernel on a filter packed in blocks of the GEMM
 // microkernel's rows (kernels/f32_conv/f32_conv.h), read by the indirect
-// kernel (unit-stride rows, no unfold) or the blocked one (unfold), or, for
+// kernel (unit-stride rows, no unfold; not for the 8-row blocks of the NEON
+// tile on aarch64) or the blocked one (unfold), or, for
 // small maps and batches of them, by the batch-folded kernel
 // (kernels/f32_conv/conv_folded.h) with the same bits. A constant filter is
 // packed once when the kernel is built (or prepared by the session's
