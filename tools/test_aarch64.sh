@@ -188,11 +188,12 @@ qrun max "$cli" explain "$work/cls_x86.onnx" --json >"$work/explain_x86_on_arm.j
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["totals"]["hits"] == 0 and r["weights"], r["totals"]
-# The host reads the NEON formats (GEMM and Conv), so every x86-64 entry is
-# rejected as incompatible_device.
+# The host reads the NEON formats (GEMM and Conv; acceptable_formats lists
+# "name version"), so every x86-64 entry is rejected as incompatible_device.
 gemm = [w for w in r["weights"] if any(f.startswith("f32_gemm_b_n12_") for f in w["acceptable_formats"])]
 conv = [w for w in r["weights"]
-        if any(f in ("f32_conv_filter_m8", "f32_conv_dw_neon") for f in w["acceptable_formats"])]
+        if any(f.split()[0] in ("f32_conv_filter_m8", "f32_conv_dw_neon")
+               for f in w["acceptable_formats"])]
 assert len(gemm) == 1 and len(conv) == 53 and len(r["weights"]) == 54, r["weights"]
 assert {w["reason"] for w in r["weights"]} == {"incompatible_device"}, r["weights"]
 print(f"   x86_64-v3 entries on aarch64: {len(r['weights'])} misses, all incompatible_device "
