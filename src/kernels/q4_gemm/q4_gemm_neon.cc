@@ -6,7 +6,9 @@
 // i of register h. Per row and register the ref's two chains (even k, odd k) are
 // two q-register accumulators, and the running output a third: 2 rows x 4 x 3 =
 // 24 accumulators, plus the 2 x 2 vectors of A for a group (4 k's each, taken by
-// lane) and the code being widened: 30 of the 32 vector registers.
+// lane) and the code being widened: 30 of the 32 vector registers, more with the
+// byte masks, so GCC -O3 spills a few (about 28 stack loads in the 4-bit tile's
+// body); the bits do not depend on it.
 //
 // Float order, as the ref's: byte r of a lane holds k = 8g + r (low nibble) and
 // 8g + 4 + r (high nibble) for 4-bit, k = 4g + r for 8-bit, so the parity of
