@@ -27,6 +27,10 @@
 #      its run (the NEON 8 x 12 conv kernel on the 8-row filter blocks) bitwise
 #      equal to step 3's uncompiled run there and within 1e-5 of x86-64, and
 #      the payloads equal the aarch64 build's own compile.
+#   6. MatMulNBits compiled on x86-64 for aarch64-dotprod (q4_dotprod_checks):
+#      hits under -cpu cortex-a76 and max, misses naming dotprod under
+#      cortex-a53, outputs against x86-64 and the uncompiled model, payloads
+#      against the aarch64 build's compile.
 #
 # Release-like flags at -O1 (-O1 halves the compile time of -O3; the NEON GEMM
 # kernel is intrinsics, which -O1 keeps in registers), no benchmarks, no Python
@@ -170,13 +174,15 @@ EOF
 done
 
 # compile for an aarch64 target: every weight of the classifier is packed in a
-# NEON format, its FC weight (gemm_b) and its 53 convolution filters.
+# NEON format, its FC weight (gemm_b) and its 53 convolution filters (device
+# aarch64-neon; the target is reported as aarch64-dotprod, the architecture of
+# the MatMulNBits formats that target also packs).
 "$x86_cli" compile "$cls" -o "$work/cls_arm.onnx" --target aarch64-dotprod --no-memo --json \
   >"$work/compile_arm.json"
 "$py" - "$work/compile_arm.json" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["targets"] == ["aarch64-neon"], r["targets"]
+assert r["targets"] == ["aarch64-dotprod"], r["targets"]
 assert r["entries"] == 54 and not r["skipped"], r
 print(f"   compile --target aarch64-dotprod: {r['entries']} entries (aarch64-neon), "
       f"{len(r['skipped'])} weights listed as not packed")
@@ -336,4 +342,125 @@ for o in outs:
           f"|x86 - aarch64| = {d:.2e}")
 EOF
 stamp "cross-target Conv"
+# ---- q4_dotprod_checks: MatMulNBits compiled on x86-64 for aarch64-dotprod ----
+# A chain of three com.microsoft MatMulNBits (4-bit level 4 with packed zero
+# points and bias, K 100 = 3 blocks + a tail; 8-bit level 4 without zero points,
+# block 16; 4-bit level 0 with float zero points, N 18 = a 2-column tail panel),
+# compiled on x86-64 with --target aarch64-dotprod: every entry a hit under
+# -cpu cortex-a76 and max (the SDOT / NEON kernels), the output bitwise equal to
+# the uncompiled model's there and within 1e-5 of x86-64's; under -cpu
+# cortex-a53 (no dotprod) every entry misses on its device, the reason naming
+# dotprod; the aarch64 build's own compile writes the same payload bytes.
+q4_dotprod_checks() {
+  echo "== MatMulNBits compiled on x86-64 for aarch64-dotprod, read under qemu"
+  local q="$work/q4"
+  mkdir -p "$q"
+  "$py" - "$q/nbits.onnx" <<'EOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+rng = np.random.default_rng(9)
+inits, nodes = [], []
+def layer(name, x, y, K, N, bits, block, level, zp, bias):
+    kb = (K + block - 1) // block
+    inits.append(numpy_helper.from_array(
+        rng.integers(0, 256, (N, kb, block * bits // 8), dtype=np.uint8), name + "_b"))
+    inits.append(numpy_helper.from_array(
+        (rng.random(N * kb, dtype=np.float32) * 0.05 + 0.001).astype(np.float32), name + "_s"))
+    ins = [x, name + "_b", name + "_s"]
+    if zp == "packed":
+        inits.append(numpy_helper.from_array(
+            rng.integers(0, 256, (N * ((kb * bits + 7) // 8),), dtype=np.uint8), name + "_z"))
+        ins.append(name + "_z")
+    elif zp == "float":
+        inits.append(numpy_helper.from_array(
+            (rng.random(N * kb, dtype=np.float32) * (2 ** bits - 1)).astype(np.float32),
+            name + "_z"))
+        ins.append(name + "_z")
+    if bias:
+        ins += [""] * (5 - len(ins)) + [name + "_bias"]
+        inits.append(numpy_helper.from_array(rng.standard_normal(N).astype(np.float32),
+                                             name + "_bias"))
+    nodes.append(helper.make_node("MatMulNBits", ins, [y], name=name, domain="com.microsoft",
+                                  K=K, N=N, bits=bits, block_size=block, accuracy_level=level))
+layer("q1", "x", "h1", 100, 40, 4, 32, 4, "packed", True)
+layer("q2", "h1", "h2", 40, 24, 8, 16, 4, None, False)
+layer("q3", "h2", "y", 24, 18, 4, 16, 0, "float", False)
+g = helper.make_graph(nodes, "nbits_cross",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 100])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5, 18])], inits)
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
+                                        helper.make_opsetid("com.microsoft", 1)])
+m.ir_version = 8
+onnx.save(m, sys.argv[1])
+EOF
+  local qin=(--input x=random:5x100 --seed 6 --threads 2)
+  "$x86_cli" compile "$q/nbits.onnx" -o "$q/x86arm.onnx" --target aarch64-dotprod --no-memo \
+    --json >"$q/compile.json"
+  qrun cortex-a76 "$cli" compile "$q/nbits.onnx" -o "$q/armarm.onnx" --target host --no-memo \
+    >/dev/null
+  "$x86_cli" inspect "$q/x86arm.onnx" --json >"$q/x86arm.json"
+  "$x86_cli" inspect "$q/armarm.onnx" --json >"$q/armarm.json"
+  "$x86_cli" run "$q/nbits.onnx" "${qin[@]}" --output-dir "$q/x86" >/dev/null
+  local cpu
+  for cpu in cortex-a53 cortex-a76 max; do
+    qrun "$cpu" "$cli" explain "$q/x86arm.onnx" --json >"$q/explain_$cpu.json"
+    qrun "$cpu" "$cli" run "$q/x86arm.onnx" "${qin[@]}" --output-dir "$q/hit_$cpu" >/dev/null
+  done
+  for cpu in cortex-a76 max; do
+    qrun "$cpu" "$cli" run "$q/nbits.onnx" "${qin[@]}" --output-dir "$q/miss_$cpu" >/dev/null
+  done
+  "$py" - "$q" <<'EOF'
+import json, os, sys
+import numpy as np
+q = sys.argv[1]
+c = json.load(open(f"{q}/compile.json"))
+assert c["targets"] == ["aarch64-dotprod"] and c["entries"] == 3 and not c["skipped"], c
+for cpu in ("cortex-a76", "max"):
+    ex = json.load(open(f"{q}/explain_{cpu}.json"))
+    ws = ex["weights"]
+    assert len(ws) == 3 and ex["totals"]["hits"] == 3, (cpu, ex["totals"], ws)
+    for w in ws:
+        assert w["decision"] == "hit" and w["format"].endswith("_gemm_b_panel16_aarch64"), w
+    print(f"   explain -cpu {cpu}: 3/3 hits ({', '.join(sorted(w['format'] for w in ws))})")
+ex = json.load(open(f"{q}/explain_cortex-a53.json"))
+assert ex["totals"]["hits"] == 0 and len(ex["weights"]) == 3, ex["totals"]
+for w in ex["weights"]:
+    assert w["decision"] == "miss" and w["reason"] == "incompatible_device", w
+    assert "dotprod" in w["detail"], w
+print(f"   explain -cpu cortex-a53: 3 misses, {ex['weights'][0]['reason']}: "
+      f"{ex['weights'][0]['detail']!r}")
+def payloads(name):
+    r = json.load(open(f"{q}/{name}.json"))
+    out = {}
+    for e in r["compiled_tensors"]:
+        assert e["storage"] == "external", (name, e["source"], e["storage"])
+        with open(os.path.join(q, e["location"]), "rb") as f:
+            f.seek(e["offset"])
+            data = f.read(e["payload_bytes"])
+        out[e["source"]] = (e["format"], r["devices"][e["device"]]["architecture"], data)
+    return out
+x86, arm = payloads("x86arm"), payloads("armarm")
+assert len(x86) == 3 and x86 == arm, (sorted(x86)[:3], sorted(arm)[:3])
+assert {v[1] for v in x86.values()} == {"aarch64-dotprod"}, {v[1] for v in x86.values()}
+print(f"   payloads written on x86-64 == aarch64 build's compile (-cpu cortex-a76): 3 entries, "
+      f"{sum(len(v[2]) for v in x86.values())} bytes")
+want = np.load(f"{q}/x86/y.npy")
+for d in ("hit_cortex-a76", "miss_cortex-a76", "hit_max", "miss_max", "hit_cortex-a53"):
+    got = np.load(f"{q}/{d}/y.npy")
+    assert got.shape == want.shape and got.dtype == want.dtype, (d, got.shape)
+    err = float((np.abs(want.astype(np.float64) - got) / np.maximum(1.0, np.abs(want))).max())
+    assert err <= 1e-5, (d, err)
+    print(f"   run {d}: |x86 - aarch64| = {err:.2e}"
+          f"{' (bitwise equal)' if got.tobytes() == want.tobytes() else ''}")
+for cpu in ("cortex-a76", "max"):
+    hit, miss = (np.load(f"{q}/{k}_{cpu}/y.npy") for k in ("hit", "miss"))
+    assert hit.tobytes() == miss.tobytes(), f"-cpu {cpu}: compiled and uncompiled outputs differ"
+print("   compiled (hit) == uncompiled (miss) bitwise under -cpu cortex-a76 and max")
+EOF
+  stamp "MatMulNBits aarch64-dotprod"
+}
+# ---- end q4_dotprod_checks ----
+q4_dotprod_checks
 echo "== aarch64 stage passed in $(($(date +%s) - t0)) s"

@@ -111,15 +111,31 @@ bool is_real(int32_t t) { return t == onnx::TensorProto::FLOAT || t == onnx::Ten
 
 }  // namespace
 
-const QGemmBFormat kQ4GemmBPanel16 = {"q4_gemm_b_panel16", "1", "x86_64", 4};
-const QGemmBFormat kQ8GemmBPanel16 = {"q8_gemm_b_panel16", "1", "x86_64", 8};
+const QGemmBFormat kQ4GemmBPanel16 = {"q4_gemm_b_panel16", "1", "x86_64", 4,
+                                      device::IsaLevel::kRef};
+const QGemmBFormat kQ8GemmBPanel16 = {"q8_gemm_b_panel16", "1", "x86_64", 8,
+                                      device::IsaLevel::kRef};
+const QGemmBFormat kQ4GemmBPanel16Aarch64 = {"q4_gemm_b_panel16_aarch64", "1", "aarch64-dotprod", 4,
+                                             device::IsaLevel::kDotprod};
+const QGemmBFormat kQ8GemmBPanel16Aarch64 = {"q8_gemm_b_panel16_aarch64", "1", "aarch64-dotprod", 8,
+                                             device::IsaLevel::kDotprod};
 
-const QGemmBFormat* q_gemm_b_format(int bits) {
-  return bits == 4 ? &kQ4GemmBPanel16 : bits == 8 ? &kQ8GemmBPanel16 : nullptr;
+namespace {
+constexpr const QGemmBFormat* kAll[] = {&kQ4GemmBPanel16, &kQ8GemmBPanel16, &kQ4GemmBPanel16Aarch64,
+                                        &kQ8GemmBPanel16Aarch64};
+}  // namespace
+
+std::span<const QGemmBFormat* const> q_gemm_b_formats() { return kAll; }
+
+const QGemmBFormat* q_gemm_b_format(int bits, device::Machine machine) {
+  const bool arm = machine == device::Machine::kAarch64;
+  if (bits == 4) return arm ? &kQ4GemmBPanel16Aarch64 : &kQ4GemmBPanel16;
+  if (bits == 8) return arm ? &kQ8GemmBPanel16Aarch64 : &kQ8GemmBPanel16;
+  return nullptr;
 }
 
 const QGemmBFormat* find_q_gemm_b_format(std::string_view name) {
-  for (const QGemmBFormat* f : {&kQ4GemmBPanel16, &kQ8GemmBPanel16}) {
+  for (const QGemmBFormat* f : kAll) {
     if (f->name == name) return f;
   }
   return nullptr;

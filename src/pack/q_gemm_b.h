@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "device/isa_names.h"
 #include "digest/digest.h"
 #include "format/model.h"
 #include "kernels/q4_gemm/q4_gemm.h"
@@ -26,13 +27,23 @@ namespace onnx_prepack::pack {
 struct QGemmBFormat {
   std::string_view name;          // StructTypeProto.name
   std::string_view version;       // format_version
-  std::string_view architecture;  // baseline: every kernel (ref included) reads the bytes
+  std::string_view architecture;  // the device of its entries
   int bits;
+  device::IsaLevel isa;  // the level whose kernels read it (ref: every x86-64 kernel)
 };
 
-extern const QGemmBFormat kQ4GemmBPanel16;  // bits 4
-extern const QGemmBFormat kQ8GemmBPanel16;  // bits 8
-const QGemmBFormat* q_gemm_b_format(int bits);
+// One byte layout, two architectures: the x86-64 formats (read by every x86-64
+// kernel, the portable one included) and the aarch64 ones, the same bytes under
+// another name for devices aarch64-dotprod (read by the SDOT level-4 and NEON
+// level-0 kernels; a host without dotprod misses them as incompatible_device).
+extern const QGemmBFormat kQ4GemmBPanel16;         // bits 4, x86_64
+extern const QGemmBFormat kQ8GemmBPanel16;         // bits 8, x86_64
+extern const QGemmBFormat kQ4GemmBPanel16Aarch64;  // bits 4, aarch64-dotprod
+extern const QGemmBFormat kQ8GemmBPanel16Aarch64;  // bits 8, aarch64-dotprod
+// All four, x86-64 first.
+std::span<const QGemmBFormat* const> q_gemm_b_formats();
+// The format of a bit width for a machine's kernels.
+const QGemmBFormat* q_gemm_b_format(int bits, device::Machine machine = device::Machine::kX86_64);
 const QGemmBFormat* find_q_gemm_b_format(std::string_view name);
 
 // dims {panels, k_blocks, code_bytes} and the payload size.

@@ -1,7 +1,10 @@
 // The MatMulNBits pack family: B (input 1) of com.microsoft::MatMulNBits as
-// the panel records of kernels/q4_gemm (q_gemm_b.h). Every kernel, the
-// portable one included, reads the one format of each bit width, and a pack
-// reads scales and zero points too: its entries carry their lineage (format.md §4.5).
+// the panel records of kernels/q4_gemm (q_gemm_b.h). One byte layout per bit
+// width under two names: the x86-64 format (accepted at the x86-64 levels and
+// at ref) and the aarch64-dotprod one (accepted at the aarch64 levels; a NEON
+// host without dotprod misses its entries as incompatible_device and packs its
+// own). A pack reads scales and zero points too: its entries carry their
+// lineage (format.md §4.5).
 #include <string>
 #include <vector>
 
@@ -11,13 +14,19 @@
 namespace onnx_prepack::pack {
 namespace {
 
-FormatInfo info(const QGemmBFormat& f) {
-  return {f.name, f.version, f.architecture, device::IsaLevel::kRef};
+FormatInfo info(const QGemmBFormat& f) { return {f.name, f.version, f.architecture, f.isa}; }
+
+// The machine whose format a level reads: aarch64 for its chain, x86-64 for
+// x86-64 levels and for ref (as before the aarch64 formats).
+device::Machine machine_of(device::IsaLevel level) {
+  return level_machine(level).value_or(device::Machine::kX86_64);
 }
 
 class QGemmBFamily final : public PackFamily {
  public:
-  QGemmBFamily() : formats_{info(kQ4GemmBPanel16), info(kQ8GemmBPanel16)} {}
+  QGemmBFamily() {
+    for (const QGemmBFormat* f : q_gemm_b_formats()) formats_.push_back(info(*f));
+  }
   std::string_view name() const override { return "q_gemm_b"; }
 
   bool eligible(const onnx::NodeProto& node, int input, int32_t data_type,
@@ -28,10 +37,10 @@ class QGemmBFamily final : public PackFamily {
   std::string label(const WeightUse&) const override { return "n_kblocks_blob"; }
   std::span<const FormatInfo> formats() const override { return formats_; }
 
-  std::vector<FormatInfo> accepted(const WeightUse& use, device::IsaLevel) const override {
+  std::vector<FormatInfo> accepted(const WeightUse& use, device::IsaLevel level) const override {
     auto shape = matmul_nbits_shape(*use.node);
     if (!shape.ok()) return {};
-    return {info(*q_gemm_b_format(shape->bits))};
+    return {info(*q_gemm_b_format(shape->bits, machine_of(level)))};
   }
   std::optional<FormatInfo> miss_format(const WeightUse& use,
                                         device::IsaLevel level) const override {

@@ -7,6 +7,7 @@
 // result independent of M (batch invariance, docs/decisions.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -156,11 +157,12 @@ std::vector<float> run(const QGemmKernels& fns, const QGemmShape& s, const Packe
 }
 
 // The SIMD kernel sets the host runs (AVX2, AVX-512, AVX-512 VNNI, AVX-512
-// without VNNI).
+// without VNNI; aarch64 NEON and dotprod).
 std::vector<QGemmKernels> simd_kernels() {
   const device::CpuFeatures host = device::detect_cpu_features();
   std::vector<QGemmKernels> kernels;
-  for (auto level : {device::IsaLevel::kAvx2, device::IsaLevel::kAvx512}) {
+  for (auto level : {device::IsaLevel::kAvx2, device::IsaLevel::kAvx512, device::IsaLevel::kNeon,
+                     device::IsaLevel::kDotprod}) {
     if (level > device::isa_level_of(host)) continue;
     kernels.push_back(q_gemm_select(device::cap_cpu_features(host, level)));
   }
@@ -207,6 +209,101 @@ TEST(QGemm, EverySimdKernelIsBitwiseTheReference) {
   }
   EXPECT_EQ(compared, int(kernels.size()) * 2 * 4 * 3 * 3 * 10 * 2);
 }
+
+#if defined(__aarch64__)
+// The aarch64 microkernels called directly (no driver: any panel range, any
+// row count, rows 1..9 covering the 2-row NEON and 4-row SDOT tiles and their
+// remainders) against the ref twins, bitwise, over blocks 16..128, K not a
+// multiple of the block, N not a multiple of 16, packed / float / default zero
+// points, with and without bias.
+TEST(QGemmAarch64, MicrokernelsAreBitwiseTheReference) {
+  const device::CpuFeatures host = device::detect_cpu_features();
+  if (!host.neon) GTEST_SKIP() << "no NEON";
+  struct Pair {
+    const char* name;
+    QGemmUkernel got, want;
+    int level;
+  };
+  std::vector<Pair> pairs = {{"q_gemm_l0_neon", q_gemm_l0_neon, q_gemm_l0_ref, 0}};
+  if (host.dotprod) pairs.push_back({"q_gemm_l4_dotprod", q_gemm_l4_dotprod, q_gemm_l4_ref, 4});
+  // The capped selector picks them: NEON level 0 everywhere, SDOT only with dotprod.
+  EXPECT_EQ(q_gemm_select(device::cap_cpu_features(host, device::IsaLevel::kNeon)).l0,
+            q_gemm_l0_neon);
+  EXPECT_EQ(q_gemm_select(device::cap_cpu_features(host, device::IsaLevel::kNeon)).l4,
+            q_gemm_l4_ref);
+  EXPECT_EQ(q_gemm_select(device::cap_cpu_features(host, device::IsaLevel::kRef)).l0,
+            q_gemm_l0_ref);
+  if (host.dotprod) {
+    EXPECT_EQ(q_gemm_select(device::cap_cpu_features(host, device::IsaLevel::kDotprod)).l4,
+              q_gemm_l4_dotprod);
+  }
+  int compared = 0;
+  for (int bits : {4, 8}) {
+    for (int block : {16, 32, 64, 128}) {
+      for (auto [K, N] : std::vector<std::pair<int64_t, int64_t>>{{40, 7}, {129, 33}, {300, 50}}) {
+        const QGemmShape s{K, N, bits, block};
+        const int64_t kMaxRows = 9;
+        const Operands o = make(s, kMaxRows, uint32_t(K * 3 + N * 5 + bits + block));
+        for (Zp zp : {Zp::kPacked, Zp::kFloat, Zp::kDefault}) {
+          const Packed w = pack(s, o, zp);
+          for (const Pair& f : pairs) {
+            // Rows prepared by hand: A padded with zeros past K and its block
+            // sums (level 0), int8 codes over the whole [-127, 127] range with
+            // their scale and scaled sum (level 4).
+            const size_t kp = size_t(s.k_padded()), kbs = size_t(s.k_blocks());
+            std::vector<float> a(kp * kMaxRows, 0.0f), a_sum(kbs * kMaxRows);
+            std::vector<int8_t> qa(kp * kMaxRows + 16);
+            std::vector<float> sa(kbs * kMaxRows), qsum(kbs * kMaxRows);
+            std::vector<QARow> rows(kMaxRows);
+            for (int64_t m = 0; m < kMaxRows; ++m) {
+              const float* src = o.a.data() + m * K;
+              float* am = a.data() + size_t(m) * kp;
+              std::copy(src, src + K, am);
+              for (size_t b = 0; b < kbs; ++b) {
+                float sum = 0, amax = 0;
+                for (size_t k = b * size_t(block); k < (b + 1) * size_t(block); ++k) {
+                  sum += am[k];
+                  amax = std::max(amax, std::fabs(am[k]));
+                }
+                a_sum[size_t(m) * kbs + b] = sum;
+                int32_t isum = 0;
+                for (size_t k = b * size_t(block); k < (b + 1) * size_t(block); ++k) {
+                  const int8_t q = int8_t(int32_t((k * 37 + size_t(m) * 11 + b) % 255) - 127);
+                  qa[size_t(m) * kp + k] = q;
+                  isum += q;
+                }
+                sa[size_t(m) * kbs + b] = amax / 127.0f;
+                qsum[size_t(m) * kbs + b] = amax / 127.0f * float(isum);
+              }
+              rows[size_t(m)] = {am, a_sum.data() + size_t(m) * kbs, qa.data() + size_t(m) * kp,
+                                 sa.data() + size_t(m) * kbs, qsum.data() + size_t(m) * kbs};
+            }
+            for (int64_t M = 1; M <= kMaxRows; ++M) {
+              const float* bias = M % 2 ? o.bias.data() : nullptr;
+              // All panels, and a range starting past the first.
+              for (auto [p0, p1] : std::vector<std::pair<int64_t, int64_t>>{
+                       {0, s.panels()}, {s.panels() > 1 ? 1 : 0, s.panels()}}) {
+                std::vector<float> want(size_t(M * N), -3.0f), got(size_t(M * N), -3.0f);
+                f.want(s, rows.data(), size_t(M), w.data, p0, p1, want.data(), size_t(N), bias);
+                f.got(s, rows.data(), size_t(M), w.data, p0, p1, got.data(), size_t(N), bias);
+                ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0)
+                    << f.name << " bits " << bits << " block " << block << " K " << K << " N " << N
+                    << " M " << M << " zp " << int(zp) << " panels " << p0 << ".." << p1;
+                ++compared;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, int(pairs.size()) * 2 * 4 * 3 * 3 * 9 * 2);
+}
+#else
+TEST(QGemmAarch64, MicrokernelsAreBitwiseTheReference) {
+  GTEST_SKIP() << "aarch64 kernels: built and run on aarch64 only (tools/test_aarch64.sh)";
+}
+#endif
 
 // A row's output is the same bits whether it runs alone (decode) or among M
 // rows (prompt), threaded or not: the host's kernels and the reference.

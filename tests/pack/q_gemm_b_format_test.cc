@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "decoder_in_ort.h"
+#include "pack/pack_family.h"
 #include "pack/q_gemm_b.h"
 #include "testing/test_models.h"
 #include "types/codec.h"
@@ -71,7 +72,7 @@ kernels::QGemmShape shape(int64_t K, int64_t N, int bits, int block) {
 
 TEST(QGemmBFormat, TypeDescribesEveryByte) {
   types::Catalogue none;
-  for (const QGemmBFormat* f : {&kQ4GemmBPanel16, &kQ8GemmBPanel16}) {
+  for (const QGemmBFormat* f : q_gemm_b_formats()) {
     const onnx::StructTypeProto t = q_gemm_b_struct_type(*f);
     EXPECT_EQ(t.name(), f->name);
     for (int block : {16, 32, 256}) {
@@ -91,8 +92,12 @@ TEST(QGemmBFormat, GoldenFingerprint) {
   const std::map<std::string, uint64_t> kGolden = {
       {"q4_gemm_b_panel16", 0xe4c4939f399a154eull},
       {"q8_gemm_b_panel16", 0xf1fe1688257fc8c4ull},
+      // The aarch64 formats are the same bytes under another name.
+      {"q4_gemm_b_panel16_aarch64", 0xe4c4939f399a154eull},
+      {"q8_gemm_b_panel16_aarch64", 0xf1fe1688257fc8c4ull},
   };
-  for (const QGemmBFormat* f : {&kQ4GemmBPanel16, &kQ8GemmBPanel16}) {
+  ASSERT_EQ(q_gemm_b_formats().size(), kGolden.size());
+  for (const QGemmBFormat* f : q_gemm_b_formats()) {
     const auto s = shape(75, 37, f->bits, 32);
     const auto packed = pack_of(s, source_of(s, 7));
     EXPECT_EQ(fnv1a64(packed.data(), packed.size()), kGolden.at(std::string(f->name)))
@@ -141,7 +146,7 @@ TEST(QGemmBFormat, CodesScalesAndZeroPointsWhereTheLayoutSays) {
 
 TEST(QGemmBFormat, DecoderSignatureMatchesTheLeaves) {
   types::Catalogue none;
-  for (const QGemmBFormat* f : {&kQ4GemmBPanel16, &kQ8GemmBPanel16}) {
+  for (const QGemmBFormat* f : q_gemm_b_formats()) {
     const onnx::StructTypeProto t = q_gemm_b_struct_type(*f);
     auto sig = types::leaf_signature(none, t);
     ASSERT_TRUE(sig.ok()) << sig.status().message();
@@ -159,7 +164,7 @@ TEST(QGemmBFormat, DecoderRunsInOnnxRuntime) {
   const std::string ort_dir = testing_support::ort_dir();
   ASSERT_TRUE(std::filesystem::exists(ort_dir)) << "no " << ort_dir << ": run tools/setup.sh";
   testing::TempDir dir;
-  for (const QGemmBFormat* f : {&kQ4GemmBPanel16, &kQ8GemmBPanel16}) {
+  for (const QGemmBFormat* f : q_gemm_b_formats()) {
     const auto s = shape(70, 20, f->bits, 32);
     const Source src = source_of(s, 11);
     const auto packed = pack_of(s, src);
@@ -193,6 +198,60 @@ TEST(QGemmBFormat, DecoderRunsInOnnxRuntime) {
       }
     }
     EXPECT_LE(worst, 1e-4) << f->name;  // scales < 1.01, |q - z| < 256: float rounding only
+  }
+}
+
+// One family, two architectures: an x86-64 level (and ref) accepts the
+// x86_64 format of the node's bit width, an aarch64 level the aarch64-dotprod
+// one (a NEON-only host then misses its entries on the device's dotprod and
+// packs the same bytes itself); compile's targets find both.
+TEST(QGemmBFormat, EachMachineAcceptsItsOwnFormat) {
+  const PackFamily* family = find_pack_family("q_gemm_b");
+  ASSERT_NE(family, nullptr);
+  EXPECT_TRUE(has_machine_formats(*family, device::Machine::kX86_64));
+  EXPECT_TRUE(has_machine_formats(*family, device::Machine::kAarch64));
+  EXPECT_EQ(family->formats().size(), 4u);
+  for (int bits : {4, 8}) {
+    onnx::NodeProto n;
+    n.set_op_type("MatMulNBits");
+    n.set_domain("com.microsoft");
+    for (const char* i : {"a", "B", "S"}) n.add_input(i);
+    for (auto [name, v] : std::vector<std::pair<const char*, int64_t>>{
+             {"K", 64}, {"N", 32}, {"bits", bits}, {"block_size", 32}}) {
+      auto* a = n.add_attribute();
+      a->set_name(name);
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(v);
+    }
+    const WeightUse use{"B", "MatMulNBits", &n, 1, onnx::TensorProto::UINT8, {32, 2, 16}, nullptr};
+    const std::string x86 = bits == 4 ? "q4_gemm_b_panel16" : "q8_gemm_b_panel16";
+    for (device::IsaLevel level :
+         {device::IsaLevel::kRef, device::IsaLevel::kAvx2, device::IsaLevel::kAvx512}) {
+      const resolve::PackRequest r = pack_request(*family, use, level);
+      ASSERT_EQ(r.formats.size(), 1u);
+      EXPECT_EQ(r.formats[0].name, x86);
+      EXPECT_EQ(r.formats[0].required_architecture, "x86_64");
+      EXPECT_EQ(family->miss_format(use, level)->name, x86);
+    }
+    for (device::IsaLevel level :
+         {device::IsaLevel::kNeon, device::IsaLevel::kDotprod, device::IsaLevel::kI8mm}) {
+      const resolve::PackRequest r = pack_request(*family, use, level);
+      ASSERT_EQ(r.formats.size(), 1u);
+      EXPECT_EQ(r.formats[0].name, x86 + "_aarch64");
+      EXPECT_EQ(r.formats[0].required_architecture, "aarch64-dotprod");
+      EXPECT_TRUE(r.no_format_detail.empty());
+      // A miss packs the same layout for the host's own kernels.
+      EXPECT_EQ(family->miss_format(use, level)->name, x86 + "_aarch64");
+    }
+    FormatInfo info;
+    ASSERT_EQ(family_of_format(x86 + "_aarch64", &info), family);
+    EXPECT_EQ(info.isa, device::IsaLevel::kDotprod);
+    EXPECT_EQ(info.architecture, "aarch64-dotprod");
+    const QGemmBFormat* arm = q_gemm_b_format(bits, device::Machine::kAarch64);
+    ASSERT_NE(arm, nullptr);
+    EXPECT_EQ(arm->bits, bits);
+    EXPECT_EQ(find_q_gemm_b_format(arm->name), arm);
+    EXPECT_EQ(q_gemm_b_struct_type(*arm).decoder().name(), "decode_" + x86 + "_aarch64");
   }
 }
 

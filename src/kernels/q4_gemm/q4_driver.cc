@@ -3,7 +3,7 @@
 // when there are too few panels to go round, rows too. With M > 1 a kernel gets
 // every row of its share against one panel pair at a time, so the pair
 // (~100 KiB for K = 4096) stays in L2 while each row tile reads it. Compiled for
-// baseline x86-64; ISA code is reached only through QGemmKernels.
+// the baseline (x86-64, armv8-a); ISA code is reached only through QGemmKernels.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -35,6 +35,9 @@ QGemmKernels q_gemm_select(const device::CpuFeatures& f) {
   if (avx512 && f.avx512vnni) return {"q_gemm_avx512vnni", q_gemm_l0_avx512, q_gemm_l4_avx512vnni};
   if (avx512) return {"q_gemm_avx512", q_gemm_l0_avx512, q_gemm_l4_avx512};
   if (f.avx2 && f.fma && f.f16c) return {"q_gemm_avx2", q_gemm_l0_avx2, q_gemm_l4_avx2};
+#elif defined(__aarch64__)  // the _neon / _dotprod units are built on aarch64 only
+  if (f.neon && f.dotprod) return {"q_gemm_dotprod", q_gemm_l0_neon, q_gemm_l4_dotprod};
+  if (f.neon) return {"q_gemm_neon", q_gemm_l0_neon, q_gemm_l4_ref};
 #else
   (void)f;
 #endif

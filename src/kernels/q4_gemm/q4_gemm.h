@@ -75,7 +75,8 @@ struct QARow {
 // Every kernel computes each output element bitwise as q_gemm_*_ref does,
 // whatever the row count or tiling: a row's result does not depend on M
 // (docs/decisions.md, "MatMulNBits batch invariance"). The AVX-512 kernels tile
-// level 4 as 4 rows x 2 panels (32 columns), level 0 as 4 rows x 1 panel.
+// level 4 as 4 rows x 2 panels (32 columns), level 0 as 4 rows x 1 panel; the
+// aarch64 ones level 4 as 4 rows x 1 panel (SDOT), level 0 as 2 rows x 1 panel.
 using QGemmUkernel = void (*)(const QGemmShape& shape, const QARow* rows, size_t row_count,
                               const uint8_t* packed, int64_t p0, int64_t p1, float* c, size_t ldc,
                               const float* bias);
@@ -94,6 +95,12 @@ void q_gemm_l4_avx512(const QGemmShape&, const QARow*, size_t, const uint8_t*, i
                       float*, size_t, const float*);
 void q_gemm_l4_avx512vnni(const QGemmShape&, const QARow*, size_t, const uint8_t*, int64_t, int64_t,
                           float*, size_t, const float*);
+// aarch64 (built there only): level 0 in NEON FMAs (2 rows x 1 panel), level 4
+// in SDOT (4 rows x 1 panel, needs dotprod).
+void q_gemm_l0_neon(const QGemmShape&, const QARow*, size_t, const uint8_t*, int64_t, int64_t,
+                    float*, size_t, const float*);
+void q_gemm_l4_dotprod(const QGemmShape&, const QARow*, size_t, const uint8_t*, int64_t, int64_t,
+                       float*, size_t, const float*);
 
 struct QGemmKernels {
   const char* name;
@@ -101,7 +108,9 @@ struct QGemmKernels {
   QGemmUkernel l4;
 };
 
-// The best kernels for the features (AVX-512 VNNI, AVX-512, AVX2, ref).
+// The best kernels for the features: x86-64 AVX-512 VNNI, AVX-512, AVX2;
+// aarch64 dotprod (NEON level 0, SDOT level 4), NEON (level 0; level 4 on the
+// ref); else ref. Pass capped features (device::host_cpu_features()).
 QGemmKernels q_gemm_select(const device::CpuFeatures& features);
 QGemmKernels q_gemm_ref_kernels();
 

@@ -1,0 +1,135 @@
+// Armv8.2 dot-product level-4 block-quantized microkernel (q4_gemm.h): int8 A
+// against the packed codes with SDOT by element, bitwise q_gemm_l4_ref.
+//
+// Tile: 4 rows x 1 panel (16 columns). A 64-byte group of codes is four q
+// registers, register h holding columns 4h..4h+3 as int32 lanes of 4 bytes (4
+// k's each), which is exactly SDOT's layout: vdotq_lane_s32(acc, codes, qa, l)
+// adds to lane i the dot of its 4 bytes with bytes 4l..4l+3 of qa, the same 4
+// k's for every column. Per block: 16 int32 accumulators (4 rows x 4
+// registers), a group's 4 rows of A (8 bytes each, one d register), the code
+// register and its two nibble halves: 23 registers; the 16 float accumulators
+// of the running output take the rest and are touched once per block (at
+// 4 rows GCC -O3 keeps part of them on the stack: about 12 q-register reloads
+// in the 4-bit tile, 20 in the 8-bit one).
+//
+// Exactness: 4-bit codes 0..15 are valid int8, so SDOT's products and sums are
+// the ref's int32 dot. 8-bit codes 0..255 are not: the kernel takes q - 128
+// (the code XOR 0x80, a valid int8) and adds back 128 * sum(qa) of the block,
+// an exact integer identity (|dot| < 2^23, no wrap). The float epilogue is the
+// ref's: acc = fma(float(dot), s * sa, acc) (SCVTF rounds to nearest like the
+// C++ conversion), acc = acc - corr * (sa * sum(qa)) fused (FMLS, the bits of
+// std::fma(-corr, qsum, acc)); the bias is one float add.
+#include <arm_neon.h>
+
+#include "kernels/q4_gemm/q4_gemm.h"
+
+namespace onnx_prepack::kernels {
+namespace {
+
+constexpr int kRowTile = 4;
+
+template <int kBits, int kRows>
+void l4_tile(const QGemmShape& s, const QARow* rows, const uint8_t* panel, int64_t p, float* c,
+             size_t ldc, const float* bias) {
+  [[maybe_unused]] const uint8x16_t low4 = vdupq_n_u8(0x0F), flip = vdupq_n_u8(0x80);
+  [[maybe_unused]] const int8x16_t ones = vdupq_n_s8(1);
+  const int pairs = s.block / 8;  // 8 k's: one 4-bit group, two 8-bit groups
+  float32x4_t acc[kRows][4];
+  for (int r = 0; r < kRows; ++r) {
+    for (int h = 0; h < 4; ++h) acc[r][h] = vdupq_n_f32(0.0f);
+  }
+  const uint8_t* rec = panel;
+  for (int64_t kb = 0; kb < s.k_blocks(); ++kb, rec += s.record_bytes()) {
+    int32x4_t dot[kRows][4];
+    for (int r = 0; r < kRows; ++r) {
+      for (int h = 0; h < 4; ++h) dot[r][h] = vdupq_n_s32(0);
+    }
+    const int64_t k0 = kb * s.block;
+    for (int g = 0; g < pairs; ++g) {
+      int8x8_t qa[kRows];  // k0 + 8g .. k0 + 8g + 7 of each row
+      for (int r = 0; r < kRows; ++r) qa[r] = vld1_s8(rows[r].qa + k0 + 8 * g);
+      for (int h = 0; h < 4; ++h) {
+        int8x16_t first, second;  // codes of bytes 0..3 and 4..7 of qa
+        if constexpr (kBits == 4) {
+          const uint8x16_t v = vld1q_u8(rec + g * 64 + h * 16);
+          first = vreinterpretq_s8_u8(vandq_u8(v, low4));
+          second = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));
+        } else {
+          first = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(rec + 2 * g * 64 + h * 16), flip));
+          second = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(rec + (2 * g + 1) * 64 + h * 16), flip));
+        }
+        for (int r = 0; r < kRows; ++r) {
+          dot[r][h] = vdotq_lane_s32(dot[r][h], first, qa[r], 0);
+          dot[r][h] = vdotq_lane_s32(dot[r][h], second, qa[r], 1);
+        }
+      }
+    }
+    if constexpr (kBits == 8) {
+      for (int r = 0; r < kRows; ++r) {
+        int32x4_t sum = vdupq_n_s32(0);
+        for (int i = 0; i < s.block; i += 16)
+          sum = vdotq_s32(sum, vld1q_s8(rows[r].qa + k0 + i), ones);
+        const int32x4_t shift = vdupq_n_s32(128 * vaddvq_s32(sum));
+        for (int h = 0; h < 4; ++h) dot[r][h] = vaddq_s32(dot[r][h], shift);
+      }
+    }
+    const float* scales = reinterpret_cast<const float*>(rec + s.code_bytes());
+    const float* corr = scales + kQPanel;
+    for (int r = 0; r < kRows; ++r) {
+      const float32x4_t sa = vdupq_n_f32(rows[r].a_scale[kb]);
+      const float32x4_t qsum = vdupq_n_f32(rows[r].a_qsum[kb]);
+      for (int h = 0; h < 4; ++h) {
+        const float32x4_t scale = vmulq_f32(vld1q_f32(scales + 4 * h), sa);
+        acc[r][h] = vfmaq_f32(acc[r][h], vcvtq_f32_s32(dot[r][h]), scale);
+        acc[r][h] = vfmsq_f32(acc[r][h], vld1q_f32(corr + 4 * h), qsum);
+      }
+    }
+  }
+  for (int r = 0; r < kRows; ++r) {
+    float tmp[kQPanel];
+    for (int h = 0; h < 4; ++h) vst1q_f32(tmp + 4 * h, acc[r][h]);
+    for (int64_t j = 0; j < kQPanel && p * kQPanel + j < s.N; ++j) {
+      const int64_t n = p * kQPanel + j;
+      c[size_t(r) * ldc + size_t(n)] = tmp[j] + (bias ? bias[n] : 0.0f);
+    }
+  }
+}
+
+template <int kBits>
+void l4_panels(const QGemmShape& s, const QARow* rows, size_t row_count, const uint8_t* packed,
+               int64_t p0, int64_t p1, float* c, size_t ldc, const float* bias) {
+  for (int64_t p = p0; p < p1; ++p) {
+    const uint8_t* panel = packed + size_t(p) * s.panel_bytes();
+    size_t r = 0;
+    for (; r + kRowTile <= row_count; r += kRowTile) {
+      l4_tile<kBits, kRowTile>(s, rows + r, panel, p, c + r * ldc, ldc, bias);
+    }
+    switch (row_count - r) {
+      case 3:
+        l4_tile<kBits, 3>(s, rows + r, panel, p, c + r * ldc, ldc, bias);
+        break;
+      case 2:
+        l4_tile<kBits, 2>(s, rows + r, panel, p, c + r * ldc, ldc, bias);
+        break;
+      case 1:
+        l4_tile<kBits, 1>(s, rows + r, panel, p, c + r * ldc, ldc, bias);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+void q_gemm_l4_dotprod(const QGemmShape& s, const QARow* rows, size_t row_count,
+                       const uint8_t* packed, int64_t p0, int64_t p1, float* c, size_t ldc,
+                       const float* bias) {
+  if (s.bits == 4) {
+    l4_panels<4>(s, rows, row_count, packed, p0, p1, c, ldc, bias);
+  } else {
+    l4_panels<8>(s, rows, row_count, packed, p0, p1, c, ldc, bias);
+  }
+}
+
+}  // namespace onnx_prepack::kernels
