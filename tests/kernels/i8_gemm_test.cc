@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -130,7 +131,9 @@ std::vector<I8GemmKernels> host_kernels() {
     out.push_back({"i8_gemm_avx512vnni", i8_gemm_avx512vnni});
   }
 #elif defined(__aarch64__)
-  if (device::host_cpu_features().dotprod) out.push_back({"i8_gemm_dotprod", i8_gemm_dotprod});
+  const device::CpuFeatures f = device::host_cpu_features();
+  if (f.dotprod) out.push_back({"i8_gemm_dotprod", i8_gemm_dotprod});
+  if (f.dotprod && f.i8mm) out.push_back({"i8_gemm_i8mm", i8_gemm_i8mm});
 #endif
   return out;
 }
@@ -223,12 +226,14 @@ TEST(I8Gemm, SelectFallsBackToAvx2WithoutVnni) {
   all.avx2 = all.fma = all.f16c = all.avxvnni = all.avx512vnni = true;
   all.neon = all.dotprod = all.i8mm = true;
 #if defined(__aarch64__)
-  EXPECT_STREQ(i8_gemm_select(all).name, "i8_gemm_dotprod");  // no x86 kernel in this build
+  EXPECT_STREQ(i8_gemm_select(all).name, "i8_gemm_i8mm");  // no x86 kernel in this build
   // Capped at neon (ONNX_PREPACK_MAX_ISA=neon, or a Cortex-A53): no SDOT, the ref kernel.
   EXPECT_STREQ(i8_gemm_select(device::cap_cpu_features(all, device::IsaLevel::kNeon)).name,
                "i8_gemm_ref");
   EXPECT_STREQ(i8_gemm_select(device::cap_cpu_features(all, device::IsaLevel::kDotprod)).name,
                "i8_gemm_dotprod");
+  EXPECT_STREQ(i8_gemm_select(device::cap_cpu_features(all, device::IsaLevel::kI8mm)).name,
+               "i8_gemm_i8mm");
 #else
   EXPECT_STREQ(i8_gemm_select(all).name, "i8_gemm_ref");  // no x86 kernel in this build
 #endif
@@ -368,17 +373,21 @@ TEST(I8Gemm, FloatEpilogueIsTheChainBitwise) {
   }
 }
 
-// The aarch64 SDOT kernel against the _ref kernel, called directly (no driver), bitwise: random
-// shapes around its 6-row tile, the 16-column panel and the 4-group A loads (K not a multiple of
-// 4 or 16), both signednesses, random zero-point terms and row sums (any int32: the identity
-// holds mod 2^32 for every value, not only the driver's), panel sub-ranges, strided A and C, the
-// int32 output and every float epilogue form. A is given exactly k_groups() * 4 bytes per row
-// (lda = that), so a read past the contract would leave the buffer (ASan) or change bits.
-TEST(I8Gemm, DotprodKernelEqualsRefBitwise) {
+// The aarch64 SDOT and USMMLA kernels against the _ref kernel, called directly (no driver),
+// bitwise: random shapes around their 6- and 4-row tiles (odd rows: USMMLA's row pairs), the
+// 16-column panel and the 4-group / 2-group A loads (K not a multiple of 4, 8 or 16), both
+// signednesses, random zero-point terms and row sums (any int32: the identity holds mod 2^32 for
+// every value, not only the driver's), panel sub-ranges, strided A and C, the int32 output and
+// every float epilogue form. A is given exactly k_groups() * 4 bytes per row (lda = that), so a
+// read past the contract would leave the buffer (ASan) or change bits.
+TEST(I8Gemm, DotprodAndI8mmKernelsEqualRefBitwise) {
 #if !defined(__aarch64__)
-  GTEST_SKIP() << "aarch64 dotprod kernel only";
+  GTEST_SKIP() << "aarch64 dotprod / i8mm kernels only";
 #else
-  if (!device::host_cpu_features().dotprod) GTEST_SKIP() << "host (capped) lacks dotprod";
+  const device::CpuFeatures features = device::host_cpu_features();
+  if (!features.dotprod) GTEST_SKIP() << "host (capped) lacks dotprod";
+  std::vector<I8GemmKernels> kerns = {{"i8_gemm_dotprod", i8_gemm_dotprod}};
+  if (features.i8mm) kerns.push_back({"i8_gemm_i8mm", i8_gemm_i8mm});
   Rng r(4242);
   int checked = 0;
   for (int iter = 0; iter < 400; ++iter) {
@@ -431,16 +440,21 @@ TEST(I8Gemm, DotprodKernelEqualsRefBitwise) {
       tw.cf = want_f.data();
       tg.cf = got_f.data();
       i8_gemm_ref(s, tw, packed.data(), p0, p1);
-      i8_gemm_dotprod(s, tg, packed.data(), p0, p1);
-      const std::string what =
-          "K=" + std::to_string(K) + " N=" + std::to_string(N) + " rows=" + std::to_string(rows) +
-          " b_signed=" + std::to_string(s.b_signed) + " form=" + std::to_string(form);
-      ASSERT_EQ(got_i, want_i) << what;
-      ASSERT_EQ(std::memcmp(got_f.data(), want_f.data(), got_f.size() * 4), 0) << what;
-      ++checked;
+      for (const I8GemmKernels& kern : kerns) {
+        std::fill(got_i.begin(), got_i.end(), 0x5a5a5a5a);
+        std::fill(got_f.begin(), got_f.end(), 777.0f);
+        kern.fn(s, tg, packed.data(), p0, p1);
+        const std::string what = std::string(kern.name) + " K=" + std::to_string(K) +
+                                 " N=" + std::to_string(N) + " rows=" + std::to_string(rows) +
+                                 " b_signed=" + std::to_string(s.b_signed) +
+                                 " form=" + std::to_string(form);
+        ASSERT_EQ(got_i, want_i) << what;
+        ASSERT_EQ(std::memcmp(got_f.data(), want_f.data(), got_f.size() * 4), 0) << what;
+        ++checked;
+      }
     }
   }
-  EXPECT_EQ(checked, 2000);
+  EXPECT_EQ(checked, 2000 * int(kerns.size()));
 #endif
 }
 

@@ -80,6 +80,8 @@ void i8_gemm_avx512vnni(const I8GemmShape&, const I8Tile&, const uint8_t*, int64
 void i8_gemm_avxvnni(const I8GemmShape&, const I8Tile&, const uint8_t*, int64_t, int64_t);
 // aarch64 only (Armv8.2-A dotprod, i8_gemm_dotprod.cc): SDOT by element on the same layout.
 void i8_gemm_dotprod(const I8GemmShape&, const I8Tile&, const uint8_t*, int64_t, int64_t);
+// aarch64 only (Armv8.2-A i8mm, i8_gemm_i8mm.cc): USMMLA 2 x 2 blocks on the same layout.
+void i8_gemm_i8mm(const I8GemmShape&, const I8Tile&, const uint8_t*, int64_t, int64_t);
 
 struct I8GemmKernels {
   const char* name;
@@ -87,7 +89,7 @@ struct I8GemmKernels {
 };
 
 // The best kernel for the features: on x86-64 AVX-512 VNNI, else AVX-VNNI,
-// else AVX2 (also on AVX-512 without either VNNI); on aarch64 dotprod (SDOT);
+// else AVX2 (also on AVX-512 without either VNNI); on aarch64 i8mm (USMMLA), else dotprod (SDOT);
 // else ref.
 I8GemmKernels i8_gemm_select(const device::CpuFeatures& features);
 I8GemmKernels i8_gemm_ref_kernels();

@@ -11,15 +11,14 @@
 // and the epilogue of i8_gemm.h becomes, mod 2^32,
 //   C = sdot(a, b') + colsum(b') (128 - za') + zb' (za' K - rowsum(u)),
 // the same integer as the ref's (unsigned lanes, wrap-around products). The
-// float epilogue is the ref's operations in its order: SCVTF (round to
-// nearest), FMUL by the (row x column rounded) multiplier, FADD of the bias in
-// the caller's operand order, Relu as the select `y < 0 ? 0 : y`.
+// epilogue, float one included, is i8_gemm_epilogue_neon.h's.
 #include <arm_neon.h>
 
 #include <algorithm>
 #include <cstring>
 
 #include "kernels/i8_gemm/i8_gemm.h"
+#include "kernels/i8_gemm/i8_gemm_epilogue_neon.h"
 
 namespace onnx_prepack::kernels {
 namespace {
@@ -83,54 +82,9 @@ void tile_rows(const I8GemmShape& s, const I8Tile& t, const uint8_t* panel, int6
   dot_panel<R>(t.a + r0 * t.lda, t.lda, reinterpret_cast<const int8_t*>(panel), groups, acc);
   const size_t n0 = size_t(p * kI8Panel);
   const size_t cols = size_t(std::min<int64_t>(kI8Panel, s.N - int64_t(n0)));
-  uint32x4_t cs[4], zb[4];
-  for (int q = 0; q < 4; ++q) {
-    int32_t tmp[4];
-    std::memcpy(tmp, panel + groups * 64 + size_t(q) * 16, 16);
-    cs[q] = vreinterpretq_u32_s32(vld1q_s32(tmp));
-    zb[q] = vreinterpretq_u32_s32(vld1q_s32(t.col_zb + n0 + size_t(q) * 4));
-  }
+  const NeonPanelTerms terms = neon_panel_terms(s, t, panel, n0);
   for (int i = 0; i < R; ++i) {
-    const size_t r = r0 + size_t(i);
-    const uint32_t za = uint32_t(t.row_za[r]);
-    const uint32_t cs_mult = 128u - za;
-    const uint32_t zb_mult = za * uint32_t(s.K) - uint32_t(t.row_sum[r]);
-    uint32x4_t v[4];
-    for (int q = 0; q < 4; ++q) {
-      v[q] = vmlaq_n_u32(vreinterpretq_u32_s32(acc[i][q]), cs[q], cs_mult);
-      v[q] = vmlaq_n_u32(v[q], zb[q], zb_mult);
-    }
-    if (t.col_scale == nullptr) {
-      int32_t* c = t.c + r * t.ldc + n0;
-      if (cols == size_t(kI8Panel)) {
-        for (int q = 0; q < 4; ++q) vst1q_s32(c + q * 4, vreinterpretq_s32_u32(v[q]));
-      } else {
-        int32_t tmp[kI8Panel];
-        for (int q = 0; q < 4; ++q) vst1q_s32(tmp + q * 4, vreinterpretq_s32_u32(v[q]));
-        std::memcpy(c, tmp, cols * 4);
-      }
-      continue;
-    }
-    float32x4_t y[4];
-    const float32x4_t zero = vdupq_n_f32(0.0f);
-    for (int q = 0; q < 4; ++q) {
-      float32x4_t mult = vld1q_f32(t.col_scale + n0 + size_t(q) * 4);
-      if (t.row_scale != nullptr) mult = vmulq_n_f32(mult, t.row_scale[r]);
-      y[q] = vmulq_f32(vcvtq_f32_s32(vreinterpretq_s32_u32(v[q])), mult);
-      if (t.col_bias != nullptr) {
-        const float32x4_t bias = vld1q_f32(t.col_bias + n0 + size_t(q) * 4);
-        y[q] = t.bias_first ? vaddq_f32(bias, y[q]) : vaddq_f32(y[q], bias);
-      }
-      if (t.relu) y[q] = vbslq_f32(vcltq_f32(y[q], zero), zero, y[q]);
-    }
-    float* cf = t.cf + r * t.ldc + n0;
-    if (cols == size_t(kI8Panel)) {
-      for (int q = 0; q < 4; ++q) vst1q_f32(cf + q * 4, y[q]);
-    } else {
-      float tmp[kI8Panel];
-      for (int q = 0; q < 4; ++q) vst1q_f32(tmp + q * 4, y[q]);
-      std::memcpy(cf, tmp, cols * 4);
-    }
+    neon_epilogue_row(s, t, terms, r0 + size_t(i), n0, cols, acc[i], 128u);
   }
 }
 

@@ -83,8 +83,10 @@ I8GemmKernels i8_gemm_select(const device::CpuFeatures& f) {
   if (avx512 && f.avx512vnni) return {"i8_gemm_avx512vnni", i8_gemm_avx512vnni};
   if (f.avx2 && f.avxvnni) return {"i8_gemm_avxvnni", i8_gemm_avxvnni};
   if (f.avx2) return {"i8_gemm_avx2", i8_gemm_avx2};
-#elif defined(__aarch64__)  // the _dotprod unit is built on aarch64 only (cmake/isa.cmake)
+#elif defined( \
+    __aarch64__)  // the _dotprod / _i8mm units are built on aarch64 only (cmake/isa.cmake)
   // host_cpu_features() is capped (ONNX_PREPACK_MAX_ISA=neon drops dotprod).
+  if (f.i8mm && f.dotprod) return {"i8_gemm_i8mm", i8_gemm_i8mm};
   if (f.dotprod) return {"i8_gemm_dotprod", i8_gemm_dotprod};
 #else
   (void)f;
