@@ -288,7 +288,8 @@ stamp "cross-target GEMM"
 # ---- i8_dotprod_checks: MatMulInteger weights for aarch64-dotprod (i8_gemm_dotprod) ----
 # Two MatMulInteger (uint8 A with a zero point; int8 B 70 x 37 with a per-tensor zero point, uint8
 # B 70 x 20 with per-column ones: tail panels, K not a multiple of 16) compiled on x86-64 with
-# --target aarch64-dotprod: under -cpu cortex-a76 (dotprod) and max (+ i8mm) both weights are hits
+# --target aarch64-dotprod: under -cpu cortex-a76 (dotprod: i8_gemm_dotprod) and max (+ i8mm:
+# i8_gemm_i8mm) both weights are hits
 # in the *_dotprod formats and the int32 outputs equal the uncompiled model's there and x86-64's
 # (integer outputs are exact); under -cpu cortex-a53 (NEON only) both miss as
 # incompatible_device naming dotprod (so does -cpu max capped at ONNX_PREPACK_MAX_ISA=neon),
