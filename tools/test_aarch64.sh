@@ -31,6 +31,10 @@
 #      hits under -cpu cortex-a76 and max, misses naming dotprod under
 #      cortex-a53, outputs against x86-64 and the uncompiled model, payloads
 #      against the aarch64 build's compile.
+#   7. i8_dotprod_checks: a MatMulInteger model compiled on x86-64 for
+#      aarch64-dotprod: hits under -cpu cortex-a76 and max, misses naming
+#      dotprod under cortex-a53, int32 outputs bitwise x86-64's everywhere, the
+#      payloads those of the aarch64 build's own compile.
 #
 # Release-like flags at -O1 (-O1 halves the compile time of -O3; the NEON GEMM
 # kernel is intrinsics, which -O1 keeps in registers), no benchmarks, no Python
@@ -463,4 +467,112 @@ EOF
 }
 # ---- end q4_dotprod_checks ----
 q4_dotprod_checks
+# ---- i8_dotprod_checks: MatMulInteger weights for aarch64-dotprod (i8_gemm_dotprod) ----
+# Two MatMulInteger (uint8 A with a zero point; int8 B 70 x 37 with a per-tensor zero point, uint8
+# B 70 x 20 with per-column ones: tail panels, K not a multiple of 16) compiled on x86-64 with
+# --target aarch64-dotprod: under -cpu cortex-a76 (dotprod: i8_gemm_dotprod) and max (+ i8mm:
+# i8_gemm_i8mm) both weights are hits
+# in the *_dotprod formats and the int32 outputs equal the uncompiled model's there and x86-64's
+# (integer outputs are exact); under -cpu cortex-a53 (NEON only) both miss as
+# incompatible_device naming dotprod (so does -cpu max capped at ONNX_PREPACK_MAX_ISA=neon),
+# and the outputs are still x86-64's; the aarch64 build's own compile (-cpu cortex-a76,
+# --target host) writes the same payload bytes.
+i8_dotprod_checks() {
+  echo "== MatMulInteger weights compiled on x86-64 for aarch64-dotprod, read under qemu"
+  "$py" - "$work/i8.onnx" <<'EOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+rng = np.random.default_rng(8)
+w1 = numpy_helper.from_array(rng.integers(-128, 128, (70, 37), dtype=np.int8), "w1")
+w2 = numpy_helper.from_array(rng.integers(0, 256, (70, 20), dtype=np.uint8), "w2")
+za = numpy_helper.from_array(np.array(3, dtype=np.uint8), "za")
+z1 = numpy_helper.from_array(np.array(-5, dtype=np.int8), "z1")
+z2 = numpy_helper.from_array(rng.integers(0, 256, (20,), dtype=np.uint8), "z2")
+nodes = [
+    helper.make_node("MatMulInteger", ["a", "w1", "za", "z1"], ["y1"]),
+    helper.make_node("MatMulInteger", ["a", "w2", "za", "z2"], ["y2"]),
+]
+g = helper.make_graph(nodes, "i8_cross",
+                      [helper.make_tensor_value_info("a", TensorProto.UINT8, [13, 70])],
+                      [helper.make_tensor_value_info("y1", TensorProto.INT32, [13, 37]),
+                       helper.make_tensor_value_info("y2", TensorProto.INT32, [13, 20])],
+                      [w1, w2, za, z1, z2])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, sys.argv[1])
+np.save(sys.argv[1] + ".a.npy", rng.integers(0, 256, (13, 70), dtype=np.uint8))
+EOF
+  local iin=(--input "a=$work/i8.onnx.a.npy" --threads 2) cpu
+  "$x86_cli" compile "$work/i8.onnx" -o "$work/i8_x86arm.onnx" --target aarch64-dotprod \
+    --no-memo --json >"$work/i8_compile.json"
+  qrun cortex-a76 "$cli" compile "$work/i8.onnx" -o "$work/i8_armarm.onnx" --target host \
+    --no-memo >/dev/null
+  "$x86_cli" inspect "$work/i8_x86arm.onnx" --json >"$work/i8_x86arm.json"
+  "$x86_cli" inspect "$work/i8_armarm.onnx" --json >"$work/i8_armarm.json"
+  "$x86_cli" run "$work/i8.onnx" "${iin[@]}" --output-dir "$work/i8_x86" >/dev/null
+  for cpu in cortex-a76 max cortex-a53; do
+    qrun "$cpu" "$cli" explain "$work/i8_x86arm.onnx" --json >"$work/i8_explain_$cpu.json"
+    qrun "$cpu" "$cli" run "$work/i8_x86arm.onnx" "${iin[@]}" --output-dir "$work/i8_hit_$cpu" \
+      >/dev/null
+  done
+  for cpu in cortex-a76 max; do
+    qrun "$cpu" "$cli" run "$work/i8.onnx" "${iin[@]}" --output-dir "$work/i8_miss_$cpu" >/dev/null
+  done
+  # The cap: -cpu max at ONNX_PREPACK_MAX_ISA=neon runs NEON-free integer code and misses too.
+  ONNX_PREPACK_MAX_ISA=neon qrun max "$cli" explain "$work/i8_x86arm.onnx" --json \
+    >"$work/i8_explain_capped.json"
+  "$py" - "$work" <<'EOF'
+import json, os, sys
+import numpy as np
+work = sys.argv[1]
+c = json.load(open(f"{work}/i8_compile.json"))
+assert c["entries"] == 2 and not c["skipped"], c
+for cpu in ("cortex-a76", "max"):
+    ex = json.load(open(f"{work}/i8_explain_{cpu}.json"))
+    assert ex["host"]["architecture"].startswith("aarch64"), ex["host"]
+    ws = ex["weights"]
+    assert len(ws) == 2 and ex["totals"]["hits"] == 2, (cpu, ex["totals"], ws)
+    assert sorted(w["format"] for w in ws) == ["i8_gemm_b_panel16_dotprod",
+                                               "u8_gemm_b_panel16_dotprod"], ws
+    print(f"   explain -cpu {cpu}: 2/2 hits ({', '.join(sorted(w['format'] for w in ws))})")
+for what in ("cortex-a53", "capped"):
+    ex = json.load(open(f"{work}/i8_explain_{what}.json"))
+    ws = ex["weights"]
+    assert len(ws) == 2 and ex["totals"]["hits"] == 0, (what, ex["totals"])
+    for w in ws:
+        assert w["decision"] == "miss" and w["reason"] == "incompatible_device", (what, w)
+        assert "dotprod" in w["detail"], (what, w["detail"])
+    print(f"   explain -cpu {'max at MAX_ISA=neon' if what == 'capped' else what}: 2 misses, "
+          f"incompatible_device ({ws[0]['detail']!r})")
+def payloads(name):
+    r = json.load(open(f"{work}/{name}.json"))
+    out = {}
+    for e in r["compiled_tensors"]:
+        dev = r["devices"][e["device"]]["architecture"]
+        assert e["storage"] == "external", (name, e["source"], e["storage"])
+        with open(os.path.join(work, e["location"]), "rb") as f:
+            f.seek(e["offset"])
+            out[e["source"]] = (e["format"], dev, f.read(e["payload_bytes"]))
+    return out
+x86, arm = payloads("i8_x86arm"), payloads("i8_armarm")
+assert len(x86) == 2 and x86 == arm, (sorted(x86)[:2], sorted(arm)[:2])
+assert {v[1] for v in x86.values()} == {"aarch64-dotprod"}, x86
+print(f"   payloads written on x86-64 == aarch64 build's compile: 2 entries, "
+      f"{sum(len(v[2]) for v in x86.values())} bytes, aarch64-dotprod")
+for y in ("y1", "y2"):
+    want = np.load(f"{work}/i8_x86/{y}.npy")
+    assert want.dtype == np.int32, want.dtype
+    runs = [f"hit_{c}" for c in ("cortex-a76", "max", "cortex-a53")]
+    runs += [f"miss_{c}" for c in ("cortex-a76", "max")]
+    for r in runs:
+        got = np.load(f"{work}/i8_{r}/{y}.npy")
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (y, r)
+print("   run: compiled (a76, max, a53) and uncompiled (a76, max) == x86-64, bitwise")
+EOF
+  stamp "i8 dotprod"
+}
+i8_dotprod_checks
+# ---- end i8_dotprod_checks ----
 echo "== aarch64 stage passed in $(($(date +%s) - t0)) s"

@@ -12,6 +12,11 @@
 // i8_conv_w formats: the panels, then W's dims for the decoder. A W is never
 // 2-D, so the source's rank tells the two uses apart; the two operators share
 // one entry of a W (its scales and zero points are applied at run time).
+//
+// Each format has an aarch64 twin of the same bytes (architecture "aarch64-dotprod", read by
+// the SDOT kernel): at an aarch64 level the twin is accepted first, then the baseline one, so
+// `compile --target aarch64-dotprod` writes the twin, a dotprod host hits it, and a NEON-only
+// host (or one capped at neon) rejects it as incompatible_device, naming dotprod.
 #include <string>
 #include <vector>
 
@@ -21,9 +26,7 @@
 namespace onnx_prepack::pack {
 namespace {
 
-FormatInfo info(const I8GemmBFormat& f) {
-  return {f.name, f.version, f.architecture, device::IsaLevel::kRef};
-}
+FormatInfo info(const I8GemmBFormat& f) { return {f.name, f.version, f.architecture, f.isa}; }
 
 bool is_conv_w(const WeightUse& use) { return use.dims.size() >= 3; }
 
@@ -62,17 +65,25 @@ class I8GemmBFamily final : public PackFamily {
   }
   std::span<const FormatInfo> formats() const override { return formats_; }
 
-  std::vector<FormatInfo> accepted(const WeightUse& use, device::IsaLevel) const override {
+  std::vector<FormatInfo> accepted(const WeightUse& use, device::IsaLevel level) const override {
     const I8GemmBFormat* f = is_conv_w(use) ? i8_conv_w_format(use.data_type, group_of(*use.node))
                                             : i8_gemm_b_format(use.data_type);
     if (f == nullptr) return {};
-    return {info(*f)};
+    std::vector<FormatInfo> out;
+    if (level_machine(level) == device::Machine::kAarch64) {
+      if (const I8GemmBFormat* twin = i8_aarch64_twin(*f)) out.push_back(info(*twin));
+    }
+    out.push_back(info(*f));
+    return out;
   }
+  // The first accepted format the level's kernels read (the runtime's in-memory pack: the same
+  // bytes whichever it is).
   std::optional<FormatInfo> miss_format(const WeightUse& use,
                                         device::IsaLevel level) const override {
-    auto f = accepted(use, level);
-    if (f.empty()) return std::nullopt;
-    return f.front();
+    for (const FormatInfo& f : accepted(use, level)) {
+      if (f.isa <= level) return f;
+    }
+    return std::nullopt;
   }
   Result<PackPlan> plan(const WeightUse& use, const FormatInfo& format, const ContentFn& content,
                         base::ThreadPool*) const override {

@@ -187,15 +187,34 @@ onnx::FunctionProto i8_conv_w_decoder(const I8GemmBFormat& f) {
 const I8GemmBFormat kI8GemmBPanel16 = {"i8_gemm_b_panel16", "1", "x86_64", onnx::TensorProto::INT8};
 const I8GemmBFormat kU8GemmBPanel16 = {"u8_gemm_b_panel16", "1", "x86_64",
                                        onnx::TensorProto::UINT8};
+const I8GemmBFormat kI8GemmBPanel16Dotprod = {
+    "i8_gemm_b_panel16_dotprod", "1",   "aarch64-dotprod",
+    onnx::TensorProto::INT8,     false, device::IsaLevel::kDotprod};
+const I8GemmBFormat kU8GemmBPanel16Dotprod = {
+    "u8_gemm_b_panel16_dotprod", "1",   "aarch64-dotprod",
+    onnx::TensorProto::UINT8,    false, device::IsaLevel::kDotprod};
 
 std::span<const I8GemmBFormat* const> i8_gemm_b_formats() {
-  static const I8GemmBFormat* const kAll[] = {&kI8GemmBPanel16, &kU8GemmBPanel16};
+  static const I8GemmBFormat* const kAll[] = {&kI8GemmBPanel16, &kU8GemmBPanel16,
+                                              &kI8GemmBPanel16Dotprod, &kU8GemmBPanel16Dotprod};
   return kAll;
 }
 
 const I8GemmBFormat* i8_gemm_b_format(int32_t source_type) {
   for (const I8GemmBFormat* f : i8_gemm_b_formats()) {
-    if (f->source_type == source_type) return f;
+    if (f->source_type == source_type && f->isa == device::IsaLevel::kRef) return f;
+  }
+  return nullptr;
+}
+
+const I8GemmBFormat* i8_aarch64_twin(const I8GemmBFormat& f) {
+  if (f.isa != device::IsaLevel::kRef) return nullptr;
+  const bool conv = find_i8_conv_w_format(f.name) != nullptr;
+  for (const I8GemmBFormat* t : conv ? i8_conv_w_formats() : i8_gemm_b_formats()) {
+    if (t->isa == device::IsaLevel::kDotprod && t->source_type == f.source_type &&
+        t->grouped == f.grouped) {
+      return t;
+    }
   }
   return nullptr;
 }
@@ -315,17 +334,37 @@ const I8GemmBFormat kI8ConvWGroupedPanel16 = {"i8_conv_w_grouped_panel16", "1", 
                                               onnx::TensorProto::INT8, true};
 const I8GemmBFormat kU8ConvWGroupedPanel16 = {"u8_conv_w_grouped_panel16", "1", "x86_64",
                                               onnx::TensorProto::UINT8, true};
+const I8GemmBFormat kI8ConvWPanel16Dotprod = {
+    "i8_conv_w_panel16_dotprod", "1",   "aarch64-dotprod",
+    onnx::TensorProto::INT8,     false, device::IsaLevel::kDotprod};
+const I8GemmBFormat kU8ConvWPanel16Dotprod = {
+    "u8_conv_w_panel16_dotprod", "1",   "aarch64-dotprod",
+    onnx::TensorProto::UINT8,    false, device::IsaLevel::kDotprod};
+const I8GemmBFormat kI8ConvWGroupedPanel16Dotprod = {
+    "i8_conv_w_grouped_panel16_dotprod", "1", "aarch64-dotprod", onnx::TensorProto::INT8, true,
+    device::IsaLevel::kDotprod};
+const I8GemmBFormat kU8ConvWGroupedPanel16Dotprod = {
+    "u8_conv_w_grouped_panel16_dotprod", "1", "aarch64-dotprod", onnx::TensorProto::UINT8, true,
+    device::IsaLevel::kDotprod};
 
 std::span<const I8GemmBFormat* const> i8_conv_w_formats() {
-  static const I8GemmBFormat* const kAll[] = {&kI8ConvWPanel16, &kU8ConvWPanel16,
-                                              &kI8ConvWGroupedPanel16, &kU8ConvWGroupedPanel16};
+  static const I8GemmBFormat* const kAll[] = {&kI8ConvWPanel16,
+                                              &kU8ConvWPanel16,
+                                              &kI8ConvWGroupedPanel16,
+                                              &kU8ConvWGroupedPanel16,
+                                              &kI8ConvWPanel16Dotprod,
+                                              &kU8ConvWPanel16Dotprod,
+                                              &kI8ConvWGroupedPanel16Dotprod,
+                                              &kU8ConvWGroupedPanel16Dotprod};
   return kAll;
 }
 
 const I8GemmBFormat* i8_conv_w_format(int32_t source_type, int64_t groups) {
   if (groups < 1) return nullptr;
   for (const I8GemmBFormat* f : i8_conv_w_formats()) {
-    if (f->source_type == source_type && f->grouped == (groups > 1)) return f;
+    if (f->source_type == source_type && f->grouped == (groups > 1) &&
+        f->isa == device::IsaLevel::kRef)
+      return f;
   }
   return nullptr;
 }

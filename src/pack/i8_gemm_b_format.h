@@ -3,8 +3,12 @@
 // kernels/i8_gemm/i8_gemm.h, one format per source element type (int8 B is
 // stored as is, uint8 B as B - 128, so the two never share an entry). Every
 // kernel (VNNI, AVX2, ref) reads the same bytes: the architecture is the
-// baseline "x86_64". The pack reads B alone (zero points are applied at run
-// time), so the entries carry no lineage.
+// baseline "x86_64". aarch64 has its own named formats of the same bytes
+// (architecture "aarch64-dotprod", level dotprod: the SDOT kernel,
+// i8_gemm_dotprod.cc), so an x86-64 entry and an aarch64 one never stand for
+// each other and a NEON-only host rejects the aarch64 entry naming dotprod. The
+// pack reads B alone (zero points are applied at run time), so the entries
+// carry no lineage.
 #pragma once
 
 #include <cstdint>
@@ -24,13 +28,21 @@ struct I8GemmBFormat {
   std::string_view architecture;  // baseline: every kernel (ref included) reads the bytes
   int32_t source_type;            // onnx::TensorProto::INT8 or UINT8
   bool grouped = false;           // i8_conv_w only: W of group > 1, one block of panels per group
+  device::IsaLevel isa = device::IsaLevel::kRef;  // kDotprod: the aarch64 formats
 };
 
 extern const I8GemmBFormat kI8GemmBPanel16;  // int8 B
 extern const I8GemmBFormat kU8GemmBPanel16;  // uint8 B, stored minus 128
+// The same bytes for aarch64 at dotprod ("aarch64-dotprod").
+extern const I8GemmBFormat kI8GemmBPanel16Dotprod;
+extern const I8GemmBFormat kU8GemmBPanel16Dotprod;
+// Every B format, the x86-64 ones first.
 std::span<const I8GemmBFormat* const> i8_gemm_b_formats();
-// The format of B's element type (nullptr: not int8 or uint8).
+// The baseline (x86-64) format of B's element type (nullptr: not int8 or uint8).
 const I8GemmBFormat* i8_gemm_b_format(int32_t source_type);
+// The aarch64 (dotprod) format of the same source type and kind as `f` (B or conv W, grouped or
+// not); nullptr when `f` is already an aarch64 one.
+const I8GemmBFormat* i8_aarch64_twin(const I8GemmBFormat& f);
 const I8GemmBFormat* find_i8_gemm_b_format(std::string_view name);
 
 // The kernel shape of a 2-D source [K, N] of `source_type`; an error for other
@@ -61,6 +73,12 @@ extern const I8GemmBFormat kI8ConvWPanel16;         // int8 W, group 1
 extern const I8GemmBFormat kU8ConvWPanel16;         // uint8 W, group 1, stored minus 128
 extern const I8GemmBFormat kI8ConvWGroupedPanel16;  // int8 W, group > 1
 extern const I8GemmBFormat kU8ConvWGroupedPanel16;  // uint8 W, group > 1, stored minus 128
+// The same four for aarch64 at dotprod ("aarch64-dotprod").
+extern const I8GemmBFormat kI8ConvWPanel16Dotprod;
+extern const I8GemmBFormat kU8ConvWPanel16Dotprod;
+extern const I8GemmBFormat kI8ConvWGroupedPanel16Dotprod;
+extern const I8GemmBFormat kU8ConvWGroupedPanel16Dotprod;
+// Every W format, the x86-64 ones first; i8_conv_w_format gives the baseline one.
 std::span<const I8GemmBFormat* const> i8_conv_w_formats();
 const I8GemmBFormat* i8_conv_w_format(int32_t source_type, int64_t groups = 1);
 const I8GemmBFormat* find_i8_conv_w_format(std::string_view name);

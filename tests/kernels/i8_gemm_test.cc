@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -129,6 +130,10 @@ std::vector<I8GemmKernels> host_kernels() {
   if (device::host_isa_level() >= device::IsaLevel::kAvx512 && f.avx512vnni) {
     out.push_back({"i8_gemm_avx512vnni", i8_gemm_avx512vnni});
   }
+#elif defined(__aarch64__)
+  const device::CpuFeatures f = device::host_cpu_features();
+  if (f.dotprod) out.push_back({"i8_gemm_dotprod", i8_gemm_dotprod});
+  if (f.dotprod && f.i8mm) out.push_back({"i8_gemm_i8mm", i8_gemm_i8mm});
 #endif
   return out;
 }
@@ -220,7 +225,18 @@ TEST(I8Gemm, SelectFallsBackToAvx2WithoutVnni) {
   device::CpuFeatures all;
   all.avx2 = all.fma = all.f16c = all.avxvnni = all.avx512vnni = true;
   all.neon = all.dotprod = all.i8mm = true;
+#if defined(__aarch64__)
+  EXPECT_STREQ(i8_gemm_select(all).name, "i8_gemm_i8mm");  // no x86 kernel in this build
+  // Capped at neon (ONNX_PREPACK_MAX_ISA=neon, or a Cortex-A53): no SDOT, the ref kernel.
+  EXPECT_STREQ(i8_gemm_select(device::cap_cpu_features(all, device::IsaLevel::kNeon)).name,
+               "i8_gemm_ref");
+  EXPECT_STREQ(i8_gemm_select(device::cap_cpu_features(all, device::IsaLevel::kDotprod)).name,
+               "i8_gemm_dotprod");
+  EXPECT_STREQ(i8_gemm_select(device::cap_cpu_features(all, device::IsaLevel::kI8mm)).name,
+               "i8_gemm_i8mm");
+#else
   EXPECT_STREQ(i8_gemm_select(all).name, "i8_gemm_ref");  // no x86 kernel in this build
+#endif
   GTEST_SKIP() << "x86-64 kernels only";
 #endif
   device::CpuFeatures f;
@@ -355,6 +371,91 @@ TEST(I8Gemm, FloatEpilogueIsTheChainBitwise) {
       }
     }
   }
+}
+
+// The aarch64 SDOT and USMMLA kernels against the _ref kernel, called directly (no driver),
+// bitwise: random shapes around their 6- and 4-row tiles (odd rows: USMMLA's row pairs), the
+// 16-column panel and the 4-group / 2-group A loads (K not a multiple of 4, 8 or 16), both
+// signednesses, random zero-point terms and row sums (any int32: the identity holds mod 2^32 for
+// every value, not only the driver's), panel sub-ranges, strided A and C, the int32 output and
+// every float epilogue form. A is given exactly k_groups() * 4 bytes per row (lda = that), so a
+// read past the contract would leave the buffer (ASan) or change bits.
+TEST(I8Gemm, DotprodAndI8mmKernelsEqualRefBitwise) {
+#if !defined(__aarch64__)
+  GTEST_SKIP() << "aarch64 dotprod / i8mm kernels only";
+#else
+  const device::CpuFeatures features = device::host_cpu_features();
+  if (!features.dotprod) GTEST_SKIP() << "host (capped) lacks dotprod";
+  std::vector<I8GemmKernels> kerns = {{"i8_gemm_dotprod", i8_gemm_dotprod}};
+  if (features.i8mm) kerns.push_back({"i8_gemm_i8mm", i8_gemm_i8mm});
+  Rng r(4242);
+  int checked = 0;
+  for (int iter = 0; iter < 400; ++iter) {
+    const int64_t K = 1 + r.below(iter % 5 == 0 ? 300 : 70);
+    const int64_t N = 1 + r.below(70);
+    const size_t rows = size_t(1 + r.below(20));
+    const I8GemmShape s{K, N, r.below(2) == 1};
+    std::vector<uint8_t> b(size_t(K * N));
+    for (auto& x : b) x = uint8_t(r.next());
+    std::vector<uint8_t> packed(s.packed_bytes());
+    i8_pack_b(s, b.data(), size_t(N), packed.data());
+    const size_t lda = size_t(s.k_groups()) * 4 + (iter % 3 == 0 ? 0 : size_t(r.below(9)));
+    std::vector<uint8_t> a(rows * lda);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = uint8_t(r.next());
+    for (size_t m = 0; m < rows; ++m) {  // zeros past K, as the driver prepares A
+      for (size_t k = size_t(K); k < size_t(s.k_groups()) * 4; ++k) a[m * lda + k] = 0;
+    }
+    const size_t cols = size_t(s.panels() * kI8Panel);
+    std::vector<int32_t> row_za(rows), row_sum(rows), col_zb(cols, 0);
+    for (auto& x : row_za) x = iter % 4 == 0 ? int32_t(r.next()) : int32_t(r.below(384));
+    for (auto& x : row_sum) x = int32_t(r.next());
+    for (size_t n = 0; n < size_t(N); ++n) col_zb[n] = int32_t(r.below(384)) - 128;
+    std::vector<float> col_scale(cols), row_scale(rows), col_bias(cols);
+    for (auto& x : col_scale) x = float(r.below(2000) - 1000) * 1.7e-6f;
+    for (auto& x : row_scale) x = float(r.below(999) + 1) * 3.1e-3f;
+    for (auto& x : col_bias) x = float(r.below(2001) - 1000) * 2.3e-3f;
+    const int64_t p0 = r.below(s.panels()), p1 = p0 + 1 + r.below(s.panels() - p0);
+    const size_t ldc = size_t(N) + size_t(r.below(5));
+    for (int form = 0; form < 5; ++form) {
+      I8Tile t;
+      t.a = a.data();
+      t.lda = lda;
+      t.rows = rows;
+      t.row_za = row_za.data();
+      t.row_sum = row_sum.data();
+      t.col_zb = col_zb.data();
+      t.ldc = ldc;
+      std::vector<int32_t> want_i(rows * ldc, 0x5a5a5a5a), got_i = want_i;
+      std::vector<float> want_f(rows * ldc, 777.0f), got_f = want_f;
+      if (form > 0) {  // 1: scale; 2: + row scale, bias; 3: bias first, relu; 4: all
+        t.col_scale = col_scale.data();
+        t.row_scale = form == 2 || form == 4 ? row_scale.data() : nullptr;
+        t.col_bias = form >= 2 ? col_bias.data() : nullptr;
+        t.bias_first = form >= 3;
+        t.relu = form >= 3;
+      }
+      I8Tile tw = t, tg = t;
+      tw.c = want_i.data();
+      tg.c = got_i.data();
+      tw.cf = want_f.data();
+      tg.cf = got_f.data();
+      i8_gemm_ref(s, tw, packed.data(), p0, p1);
+      for (const I8GemmKernels& kern : kerns) {
+        std::fill(got_i.begin(), got_i.end(), 0x5a5a5a5a);
+        std::fill(got_f.begin(), got_f.end(), 777.0f);
+        kern.fn(s, tg, packed.data(), p0, p1);
+        const std::string what = std::string(kern.name) + " K=" + std::to_string(K) +
+                                 " N=" + std::to_string(N) + " rows=" + std::to_string(rows) +
+                                 " b_signed=" + std::to_string(s.b_signed) +
+                                 " form=" + std::to_string(form);
+        ASSERT_EQ(got_i, want_i) << what;
+        ASSERT_EQ(std::memcmp(got_f.data(), want_f.data(), got_f.size() * 4), 0) << what;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 2000 * int(kerns.size()));
+#endif
 }
 
 }  // namespace

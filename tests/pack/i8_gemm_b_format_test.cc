@@ -61,11 +61,23 @@ std::vector<uint8_t> pack_of(const kernels::I8GemmShape& s, const std::vector<ui
 TEST(I8GemmBFormat, NamesVersionsAndSourceTypes) {
   EXPECT_EQ(kI8GemmBPanel16.name, "i8_gemm_b_panel16");
   EXPECT_EQ(kU8GemmBPanel16.name, "u8_gemm_b_panel16");
+  EXPECT_EQ(kI8GemmBPanel16Dotprod.name, "i8_gemm_b_panel16_dotprod");
+  EXPECT_EQ(kU8GemmBPanel16Dotprod.name, "u8_gemm_b_panel16_dotprod");
+  ASSERT_EQ(i8_gemm_b_formats().size(), 4u);
   for (const I8GemmBFormat* f : i8_gemm_b_formats()) {
     EXPECT_EQ(f->version, "1");
-    EXPECT_EQ(f->architecture, "x86_64");
+    const bool arm = f->isa == device::IsaLevel::kDotprod;
+    EXPECT_TRUE(arm || f->isa == device::IsaLevel::kRef) << f->name;
+    EXPECT_EQ(f->architecture, arm ? "aarch64-dotprod" : "x86_64");
     EXPECT_EQ(find_i8_gemm_b_format(f->name), f);
-    EXPECT_EQ(i8_gemm_b_format(f->source_type), f);
+    // The baseline format of the type; the aarch64 twin is that one's, of the same type.
+    const I8GemmBFormat* base = i8_gemm_b_format(f->source_type);
+    ASSERT_NE(base, nullptr);
+    EXPECT_EQ(base->isa, device::IsaLevel::kRef);
+    EXPECT_EQ(arm ? i8_aarch64_twin(*base) : base, f);
+    EXPECT_EQ(i8_aarch64_twin(*f),
+              arm ? nullptr
+                  : (f->source_type == kInt8 ? &kI8GemmBPanel16Dotprod : &kU8GemmBPanel16Dotprod));
     std::map<std::string, std::string> meta;
     const onnx::StructTypeProto t = i8_gemm_b_struct_type(*f);
     for (const auto& e : t.metadata_props()) meta[e.key()] = e.value();
@@ -102,6 +114,9 @@ TEST(I8GemmBFormat, GoldenFingerprint) {
   const std::map<std::string, uint64_t> kGolden = {
       {"i8_gemm_b_panel16", 0x61488cff49d6beffull},
       {"u8_gemm_b_panel16", 0xae26e328eb807c80ull},
+      // The aarch64 twins: the same bytes.
+      {"i8_gemm_b_panel16_dotprod", 0x61488cff49d6beffull},
+      {"u8_gemm_b_panel16_dotprod", 0xae26e328eb807c80ull},
   };
   const auto b = source_of(75, 37, 7);
   for (const I8GemmBFormat* f : i8_gemm_b_formats()) {
@@ -299,6 +314,41 @@ TEST(I8GemmBFamily, EligibleFormatsAndPlan) {
       ASSERT_TRUE(miss.has_value());
       EXPECT_EQ(miss->name, want.name);
     }
+    // aarch64 levels: the dotprod twin first (what compile --target aarch64-dotprod writes and
+    // a NEON-only host rejects by its architecture), then the baseline; a miss packs the twin
+    // where the level runs SDOT.
+    const I8GemmBFormat& twin = type == kInt8 ? kI8GemmBPanel16Dotprod : kU8GemmBPanel16Dotprod;
+    for (auto level :
+         {device::IsaLevel::kNeon, device::IsaLevel::kDotprod, device::IsaLevel::kI8mm}) {
+      auto acc = family->accepted(use, level);
+      ASSERT_EQ(acc.size(), 2u);
+      EXPECT_EQ(acc[0].name, twin.name);
+      EXPECT_EQ(acc[0].architecture, "aarch64-dotprod");
+      EXPECT_EQ(acc[0].isa, device::IsaLevel::kDotprod);
+      EXPECT_EQ(acc[1].name, want.name);
+      auto miss = family->miss_format(use, level);
+      ASSERT_TRUE(miss.has_value());
+      EXPECT_EQ(miss->name, level == device::IsaLevel::kNeon ? want.name : twin.name);
+    }
+    {
+      const auto bt = source_of(70, 20, 5);
+      ContentFn content_b = [&bt](const std::string&) -> Result<std::span<const uint8_t>> {
+        return std::span<const uint8_t>(bt);
+      };
+      auto plan = family->plan(use, family->accepted(use, device::IsaLevel::kDotprod)[0], content_b,
+                               nullptr);
+      ASSERT_TRUE(plan.ok()) << plan.status().message();
+      EXPECT_EQ(plan->type.name(), twin.name);
+      EXPECT_TRUE(family->check_entry(use, plan->format, plan->type, plan->dims).ok());
+      // The baseline's entry check refuses the twin's type (names differ); the bytes are equal.
+      EXPECT_FALSE(family
+                       ->check_entry(use, family->accepted(use, device::IsaLevel::kRef)[0],
+                                     plan->type, plan->dims)
+                       .ok());
+      std::vector<uint8_t> got(plan->payload_bytes);
+      ASSERT_TRUE(plan->pack(got).ok());
+      EXPECT_EQ(got, pack_of(shape_of(want, 70, 20), bt));
+    }
     // The other type's format is not this B's.
     const FormatInfo other = {type == kInt8 ? kU8GemmBPanel16.name : kI8GemmBPanel16.name, "1",
                               "x86_64", device::IsaLevel::kRef};
@@ -350,9 +400,15 @@ TEST(I8ConvWFormat, NamesTypesAndEveryByteDescribed) {
   EXPECT_EQ(i8_conv_w_format(kUint8, 7), &kU8ConvWGroupedPanel16);
   EXPECT_EQ(i8_conv_w_format(kInt8, 0), nullptr);
   EXPECT_EQ(find_i8_conv_w_format("i8_conv_w_grouped_panel16"), &kI8ConvWGroupedPanel16);
+  EXPECT_EQ(find_i8_conv_w_format("u8_conv_w_grouped_panel16_dotprod"),
+            &kU8ConvWGroupedPanel16Dotprod);
+  EXPECT_EQ(i8_aarch64_twin(kI8ConvWPanel16), &kI8ConvWPanel16Dotprod);
+  EXPECT_EQ(i8_aarch64_twin(kU8ConvWGroupedPanel16), &kU8ConvWGroupedPanel16Dotprod);
+  EXPECT_EQ(find_i8_gemm_b_format("i8_conv_w_panel16_dotprod"), nullptr);
+  ASSERT_EQ(i8_conv_w_formats().size(), 8u);
   for (const I8GemmBFormat* f : i8_conv_w_formats()) {
     EXPECT_EQ(f->version, "1");
-    EXPECT_EQ(f->architecture, "x86_64");
+    EXPECT_EQ(f->architecture, f->isa == device::IsaLevel::kDotprod ? "aarch64-dotprod" : "x86_64");
     if (f->grouped) continue;  // I8ConvWGroupedFormat.*
     const onnx::StructTypeProto t = i8_conv_w_struct_type(*f);
     EXPECT_EQ(t.name(), f->name);
@@ -387,6 +443,8 @@ TEST(I8ConvWFormat, PanelsAreTheGemmBOfTheTransposeAndGoldenFingerprint) {
   const std::map<std::string, uint64_t> kGolden = {
       {"i8_conv_w_panel16", 0x68f598513225bfe9ull},
       {"u8_conv_w_panel16", 0x34246b182262452eull},
+      {"i8_conv_w_panel16_dotprod", 0x68f598513225bfe9ull},
+      {"u8_conv_w_panel16_dotprod", 0x34246b182262452eull},
   };
   const std::vector<int64_t> d = {37, 5, 3, 5};  // K 75, N 37
   const auto w = source_of(37, 75, 7);
@@ -600,7 +658,8 @@ int64_t taps_of(const std::vector<int64_t>& d) {
 
 TEST(I8ConvWGroupedFormat, EveryByteDescribedAndEachGroupIsItsRowsPanels) {
   types::Catalogue none;
-  for (const I8GemmBFormat* f : {&kI8ConvWGroupedPanel16, &kU8ConvWGroupedPanel16}) {
+  for (const I8GemmBFormat* f : {&kI8ConvWGroupedPanel16, &kU8ConvWGroupedPanel16,
+                                 &kI8ConvWGroupedPanel16Dotprod, &kU8ConvWGroupedPanel16Dotprod}) {
     const onnx::StructTypeProto t = i8_conv_w_struct_type(*f);
     EXPECT_EQ(t.name(), f->name);
     for (const auto& [d, groups] : std::vector<std::pair<std::vector<int64_t>, int64_t>>{
@@ -652,10 +711,13 @@ TEST(I8ConvWGroupedFormat, GoldenFingerprint) {
   const std::map<std::string, uint64_t> kGolden = {
       {"i8_conv_w_grouped_panel16", 0xd6a1852c11e1ba62ull},
       {"u8_conv_w_grouped_panel16", 0xd0c76086cfc10c24ull},
+      {"i8_conv_w_grouped_panel16_dotprod", 0xd6a1852c11e1ba62ull},
+      {"u8_conv_w_grouped_panel16_dotprod", 0xd0c76086cfc10c24ull},
   };
   const std::vector<int64_t> d = {36, 5, 3, 5};  // group 3: K 75, N 12
   const auto w = source_of(36, 75, 7);
-  for (const I8GemmBFormat* f : {&kI8ConvWGroupedPanel16, &kU8ConvWGroupedPanel16}) {
+  for (const I8GemmBFormat* f : {&kI8ConvWGroupedPanel16, &kU8ConvWGroupedPanel16,
+                                 &kI8ConvWGroupedPanel16Dotprod, &kU8ConvWGroupedPanel16Dotprod}) {
     const auto s = *i8_conv_w_shape(f->source_type, d, 3);
     const auto packed = grouped_pack_of(s, w, d, 3);
     EXPECT_EQ(fnv1a64(packed.data(), packed.size()), kGolden.at(std::string(f->name)))
@@ -670,7 +732,9 @@ TEST(I8ConvWGroupedFormat, DecoderRunsInOnnxRuntime) {
   for (const auto& [d, groups] : std::vector<std::pair<std::vector<int64_t>, int64_t>>{
            {{18, 3, 3, 3}, 3}, {{40, 4, 1, 1}, 2}, {{6, 6, 3}, 6}, {{34, 2, 3, 3}, 17}}) {
     const auto w = source_of(d[0], taps_of(d), 11);
-    for (const I8GemmBFormat* f : {&kI8ConvWGroupedPanel16, &kU8ConvWGroupedPanel16}) {
+    for (const I8GemmBFormat* f :
+         {&kI8ConvWGroupedPanel16, &kU8ConvWGroupedPanel16, &kI8ConvWGroupedPanel16Dotprod,
+          &kU8ConvWGroupedPanel16Dotprod}) {
       const auto s = *i8_conv_w_shape(f->source_type, d, groups);
       const auto packed = grouped_pack_of(s, w, d, groups);
       const onnx::StructTypeProto t = i8_conv_w_struct_type(*f);

@@ -31,6 +31,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "device/cpu_features.h"
 #include "onnx_prepack/engine.hpp"
 #include "runtime/npy.h"
 #include "runtime/prepared_weights.h"
@@ -230,10 +231,13 @@ TEST_F(QdqWeight, CompiledIntegerWeightsAreHitsBitwiseTheMisses) {
   for (const Case& c : kCases) {
 #if defined(__x86_64__)
     const size_t persisted = c.persisted;
-#else
-    // Compiled for the host: no family has a format for this machine yet (the
-    // integer panel16 formats are x86_64's), so nothing is persisted and the
+#elif defined(__aarch64__)
+    // Compiled for the host: the integer panel16 formats have aarch64 twins at dotprod
+    // (aarch64-dotprod); a NEON-only host (or one capped below dotprod) persists nothing and the
     // run packs every weight, with the same bits.
+    const size_t persisted = device::host_cpu_features().dotprod ? c.persisted : 0;
+#else
+    // No family has a format for this machine: nothing is persisted, the run packs every weight.
     const size_t persisted = 0;
 #endif
     const HostTensor x = npy(file(c, "x.npy"));

@@ -78,14 +78,19 @@ void i8_gemm_ref(const I8GemmShape&, const I8Tile&, const uint8_t*, int64_t, int
 void i8_gemm_avx2(const I8GemmShape&, const I8Tile&, const uint8_t*, int64_t, int64_t);
 void i8_gemm_avx512vnni(const I8GemmShape&, const I8Tile&, const uint8_t*, int64_t, int64_t);
 void i8_gemm_avxvnni(const I8GemmShape&, const I8Tile&, const uint8_t*, int64_t, int64_t);
+// aarch64 only (Armv8.2-A dotprod, i8_gemm_dotprod.cc): SDOT by element on the same layout.
+void i8_gemm_dotprod(const I8GemmShape&, const I8Tile&, const uint8_t*, int64_t, int64_t);
+// aarch64 only (Armv8.2-A i8mm, i8_gemm_i8mm.cc): USMMLA 2 x 2 blocks on the same layout.
+void i8_gemm_i8mm(const I8GemmShape&, const I8Tile&, const uint8_t*, int64_t, int64_t);
 
 struct I8GemmKernels {
   const char* name;
   I8GemmUkernel fn;
 };
 
-// The best kernel for the features: AVX-512 VNNI, else AVX-VNNI, else AVX2
-// (also on AVX-512 without either VNNI), else ref.
+// The best kernel for the features: on x86-64 AVX-512 VNNI, else AVX-VNNI,
+// else AVX2 (also on AVX-512 without either VNNI); on aarch64 i8mm (USMMLA), else dotprod (SDOT);
+// else ref.
 I8GemmKernels i8_gemm_select(const device::CpuFeatures& features);
 I8GemmKernels i8_gemm_ref_kernels();
 

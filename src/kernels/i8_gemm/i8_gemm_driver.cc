@@ -1,7 +1,7 @@
 // Int8 GEMM driver (i8_gemm.h): prepares A (uint8, zero-padded rows, row sums
 // and zero points), the per-column zero points, then splits panels over the
 // pool, and rows too when there are fewer panel chunks than workers. Compiled
-// for baseline x86-64; ISA code is reached only through I8GemmKernels.
+// for the baseline (x86-64, Armv8-A); ISA code is reached only through I8GemmKernels.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -83,6 +83,11 @@ I8GemmKernels i8_gemm_select(const device::CpuFeatures& f) {
   if (avx512 && f.avx512vnni) return {"i8_gemm_avx512vnni", i8_gemm_avx512vnni};
   if (f.avx2 && f.avxvnni) return {"i8_gemm_avxvnni", i8_gemm_avxvnni};
   if (f.avx2) return {"i8_gemm_avx2", i8_gemm_avx2};
+#elif defined( \
+    __aarch64__)  // the _dotprod / _i8mm units are built on aarch64 only (cmake/isa.cmake)
+  // host_cpu_features() is capped (ONNX_PREPACK_MAX_ISA=neon drops dotprod).
+  if (f.i8mm && f.dotprod) return {"i8_gemm_i8mm", i8_gemm_i8mm};
+  if (f.dotprod) return {"i8_gemm_dotprod", i8_gemm_dotprod};
 #else
   (void)f;
 #endif
