@@ -272,8 +272,10 @@ TEST(F32Conv, DepthwiseMatchesDirectForEveryRowKernel) {
 #if defined(__x86_64__)
   rows.push_back({dw_row_avx2, device::IsaLevel::kAvx2});
   rows.push_back({dw_row_avx512, device::IsaLevel::kAvx512});
+#elif defined(__aarch64__)
+  rows.push_back({dw_row_neon, device::IsaLevel::kNeon});
 #else
-  rows.push_back({dw_row_select(host), host});  // this machine's pick (ref until it has kernels)
+  rows.push_back({dw_row_select(host), host});  // this machine's pick (ref: it has no kernels)
 #endif
   for (auto [row, level] : rows) {
     if (level > host) continue;
@@ -291,6 +293,44 @@ TEST(F32Conv, DepthwiseMatchesDirectForEveryRowKernel) {
   }
 }
 
+// The depthwise row kernels of every level the host runs give the portable
+// one's bits (one fused multiply-add per tap in tap order), for every length
+// around the vector steps (4, 8, 16, 32) and tap counts 1 to 25, signed zeros,
+// infinities and NaNs included; the output is written exactly n floats.
+TEST(F32Conv, DepthwiseRowVariantsGiveTheRefBits) {
+  const device::IsaLevel host = device::host_isa_level();
+  std::vector<std::pair<DwRowFn, device::IsaLevel>> rows = {{dw_row_select(host), host}};
+#if defined(__x86_64__)
+  rows.push_back({dw_row_avx2, device::IsaLevel::kAvx2});
+  rows.push_back({dw_row_avx512, device::IsaLevel::kAvx512});
+#elif defined(__aarch64__)
+  rows.push_back({dw_row_neon, device::IsaLevel::kNeon});
+#endif
+  const float specials[] = {0.0f, -0.0f, 1e-40f, -3e38f, 3e38f, INFINITY, -INFINITY, NAN};
+  for (size_t taps : {1, 2, 3, 9, 25}) {
+    for (size_t n = 0; n <= 70; ++n) {
+      auto w = random(taps, 11 + uint32_t(taps));
+      std::vector<std::vector<float>> in(taps);
+      std::vector<const float*> src(taps);
+      for (size_t t = 0; t < taps; ++t) {
+        in[t] = random(n, uint32_t(100 * taps + t + n));
+        if (n > 3) in[t][(t * 7 + n) % n] = specials[(t + n) % 8];
+        src[t] = in[t].data();
+      }
+      if (n % 5 == 0) w[0] = specials[n % 8];
+      std::vector<float> want(n + 1, 9.0f);
+      dw_row_ref(want.data(), n, src.data(), w.data(), taps, 0.25f);
+      for (auto [fn, level] : rows) {
+        if (level > host) continue;
+        std::vector<float> got(n + 1, 9.0f);
+        fn(got.data(), n, src.data(), w.data(), taps, 0.25f);
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), (n + 1) * 4))
+            << "taps " << taps << " n " << n << " level " << int(level);
+      }
+    }
+  }
+}
+
 // The stride-2 gathers of every level the host runs write the portable one's
 // bytes, for every length around the vector step (8) and both source parities;
 // odd source elements are NaN so a wrong lane cannot pass.
@@ -300,6 +340,8 @@ TEST(F32Conv, Stride2GatherVariantsWriteTheSameBytes) {
       {stride2_gather_select(host), host}};
 #if defined(__x86_64__)
   fns.insert(fns.begin(), {stride2_gather_avx2, device::IsaLevel::kAvx2});
+#elif defined(__aarch64__)
+  fns.insert(fns.begin(), {stride2_gather_neon, device::IsaLevel::kNeon});
 #endif
   for (size_t n = 1; n <= 41; ++n) {
     for (size_t shift = 0; shift < 2; ++shift) {

@@ -222,5 +222,33 @@ TEST(PoolSimd, RowKernelsOfEveryLevelGiveTheRefBits) {
 }
 #endif
 
+#if defined(__aarch64__)  // the NEON row kernels (cmake/isa.cmake)
+TEST(PoolSimd, NeonRowKernelsGiveTheRefBits) {
+  std::mt19937 rng(7);
+  for (int it = 0; it < 3000; ++it) {
+    const size_t rows = 1 + rng() % 7, kw = 1 + rng() % 7, stride = 1 + rng() % 3;
+    const size_t n = 1 + rng() % 67;
+    const size_t len = (n - 1) * stride + kw;
+    std::vector<std::vector<float>> in(rows);
+    std::vector<const float*> src(rows);
+    for (size_t r = 0; r < rows; ++r) {
+      in[r] = values(rng, len, int(it % 2));
+      src[r] = in[r].data();
+    }
+    std::vector<float> a(n), b(n);
+    std::string where;
+    const double div = double(rows * kw + rng() % 3);
+    kernels::max_pool_row_ref(a.data(), n, src.data(), rows, kw, stride);
+    kernels::max_pool_row_neon(b.data(), n, src.data(), rows, kw, stride);
+    EXPECT_TRUE(same_bits(a, b.data(), &where))
+        << "neon max " << rows << "x" << kw << " s" << stride << " n" << n << " " << where;
+    kernels::avg_pool_row_ref(a.data(), n, src.data(), rows, kw, stride, div);
+    kernels::avg_pool_row_neon(b.data(), n, src.data(), rows, kw, stride, div);
+    EXPECT_TRUE(same_bits(a, b.data(), &where))
+        << "neon avg " << rows << "x" << kw << " s" << stride << " n" << n << " " << where;
+  }
+}
+#endif
+
 }  // namespace
 }  // namespace onnx_prepack::runtime

@@ -31,6 +31,8 @@ DwPlan plan(const ConvGeometry& g) {
 Stride2GatherFn stride2_gather_select(device::IsaLevel level) {
 #if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
   if (level >= device::IsaLevel::kAvx2) return stride2_gather_avx2;
+#elif defined(__aarch64__)  // the _neon units: aarch64 only
+  if (level >= device::IsaLevel::kNeon) return stride2_gather_neon;
 #else
   (void)level;
 #endif
@@ -41,6 +43,8 @@ DwRowFn dw_row_select(device::IsaLevel level) {
 #if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
   if (level >= device::IsaLevel::kAvx512) return dw_row_avx512;
   if (level >= device::IsaLevel::kAvx2) return dw_row_avx2;
+#elif defined(__aarch64__)  // the _neon units: aarch64 only
+  if (level >= device::IsaLevel::kNeon) return dw_row_neon;
 #else
   (void)level;
 #endif

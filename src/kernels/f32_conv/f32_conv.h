@@ -166,6 +166,8 @@ void dw_row_avx2(float* out, size_t n, const float* const* src, const float* w, 
                  float bias);
 void dw_row_avx512(float* out, size_t n, const float* const* src, const float* w, size_t taps,
                    float bias);
+void dw_row_neon(float* out, size_t n, const float* const* src, const float* w, size_t taps,
+                 float bias);
 DwRowFn dw_row_select(device::IsaLevel level);
 
 // ---- stride-2 phase split ----
@@ -177,6 +179,7 @@ DwRowFn dw_row_select(device::IsaLevel level);
 using Stride2GatherFn = void (*)(float* dst, const float* src, size_t n);
 void stride2_gather_ref(float* dst, const float* src, size_t n);
 void stride2_gather_avx2(float* dst, const float* src, size_t n);
+void stride2_gather_neon(float* dst, const float* src, size_t n);
 Stride2GatherFn stride2_gather_select(device::IsaLevel level);
 
 // ---- pooling rows ----
@@ -203,6 +206,10 @@ void avg_pool_row_avx2(float* out, size_t n, const float* const* src, size_t row
                        size_t stride, double div);
 void avg_pool_row_avx512(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
                          size_t stride, double div);
+void max_pool_row_neon(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
+                       size_t stride);
+void avg_pool_row_neon(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
+                       size_t stride, double div);
 struct PoolRowKernels {
   MaxPoolRowFn max;
   AvgPoolRowFn avg;

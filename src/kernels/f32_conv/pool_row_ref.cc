@@ -32,6 +32,8 @@ PoolRowKernels pool_row_select(device::IsaLevel level) {
 #if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
   if (level >= device::IsaLevel::kAvx512) return {max_pool_row_avx512, avg_pool_row_avx512};
   if (level >= device::IsaLevel::kAvx2) return {max_pool_row_avx2, avg_pool_row_avx2};
+#elif defined(__aarch64__)  // the _neon units: aarch64 only
+  if (level >= device::IsaLevel::kNeon) return {max_pool_row_neon, avg_pool_row_neon};
 #else
   (void)level;
 #endif
