@@ -71,6 +71,21 @@ int progress(MissReason r) {
   }
 }
 
+// A candidate's progress, incompatible_device refined: a device on this machine
+// lacking a feature outranks another machine's; a format's missing ISA is found
+// after the format name and version rules passed (between format_version and
+// format_mismatch).
+int progress(const CandidateDecision& c) {
+  if (c.reason != MissReason::kIncompatibleDevice) return 2 * progress(c.reason);
+  if (c.incompatible_depth >= 2) return 2 * progress(MissReason::kFormatVersion) + 1;
+  return 2 * progress(c.reason) + (c.incompatible_depth == 1 ? 1 : 0);
+}
+
+// incompatible_depth of a device rule's mismatch.
+int incompatible_depth(device::DeviceMismatch m) {
+  return m == device::DeviceMismatch::kMissingFeature ? 1 : 0;
+}
+
 std::string digest_bytes(const digest::Digest& d) {
   return std::string(reinterpret_cast<const char*>(d.data()), d.size());
 }
@@ -383,11 +398,15 @@ std::optional<Resolver::Survivor> Resolver::examine_entry(const PackRequest& req
   const device::DeviceMatch dm =
       device::match_device(dev, host_, options_.runtime_name, options_.runtime_version);
   if (!dm.ok()) {
+    c.incompatible_depth = incompatible_depth(dm.mismatch);
     return reject(
         {reason_of(dm.mismatch), "devices[" + std::to_string(ct.device()) + "]: " + dm.detail});
   }
   int rank = -1;
-  if (auto r = format_rule(request, c, ctx, rank)) return reject(std::move(*r));
+  if (auto r = format_rule(request, c, ctx, rank)) {
+    if (r->reason == MissReason::kIncompatibleDevice) c.incompatible_depth = 2;
+    return reject(std::move(*r));
+  }
   c.format_rank = rank;
   const AcceptableFormat& fmt = request.formats[static_cast<size_t>(rank)];
   std::vector<uint64_t> dims(ct.value().dims().begin(), ct.value().dims().end());
@@ -470,7 +489,7 @@ Resolver::Survivor* Resolver::choose_by_digest(const PackRequest& request,
 Resolution& Resolver::miss_from_candidates(const PackRequest& request, Resolution& out) {
   const CandidateDecision* best = nullptr;
   for (const CandidateDecision& c : out.candidates) {
-    if (best == nullptr || progress(c.reason) > progress(best->reason)) best = &c;
+    if (best == nullptr || progress(c) > progress(*best)) best = &c;
   }
   if (best == nullptr) {
     std::string detail = "no compiled entry names " + quoted(request.source_name);
@@ -553,6 +572,7 @@ void Resolver::try_cache(const PackRequest& request, const onnx::TensorProto& so
     const device::DeviceMatch fm = device::match_architecture(fmt.required_architecture, host_);
     if (!dm.ok() || !fm.ok()) {
       c.reason = dm.ok() ? MissReason::kIncompatibleDevice : reason_of(dm.mismatch);
+      c.incompatible_depth = dm.ok() ? 2 : incompatible_depth(dm.mismatch);
       c.detail = dm.ok() ? "format " + quoted(fmt.name) + " needs " + fm.detail : dm.detail;
       out.candidates.push_back(std::move(c));
       continue;

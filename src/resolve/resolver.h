@@ -92,6 +92,12 @@ struct CandidateDecision {
   bool chosen = false;
   MissReason reason = MissReason::kNotFound;  // meaningful when !usable or !chosen
   std::string detail;
+  // How far an incompatible_device candidate got, for the weight's miss (the
+  // candidate that got furthest): 0 another machine, device type or an unknown
+  // feature; 1 this machine, a feature of the device's architecture missing;
+  // 2 the device and format rules passed, the format's kernel needs an ISA the
+  // host lacks.
+  int incompatible_depth = 0;
 };
 
 // A usable entry. `payload` points into the mapped external file (external

@@ -141,6 +141,49 @@ TEST(Resolver, FormatRequiredIsaMissing) {
               host("x86_64-v3"));
 }
 
+// An entry for another machine listed before one for this machine that the host
+// cannot run: all are incompatible_device, and the weight's miss is the one that
+// got further, naming the missing feature, not the other machine (the
+// multi-target file of tools/test_aarch64.sh: x86_64 then aarch64-dotprod
+// MatMulNBits entries read on a NEON-only aarch64). The device's architecture
+// lacking a feature, then the format's kernel needing one (after the device and
+// format rules passed); a stale entry still outranks both.
+TEST(Resolver, MissNamesTheMissingIsaOverAnotherMachinesEntry) {
+  onnx::ModelProto m = base_model();
+  EntrySpec other;
+  other.architecture = "aarch64-neon";
+  add_entry(m, other);
+  EntrySpec wide;
+  wide.architecture = "x86_64-avx512f";
+  add_entry(m, wide);
+  Resolution res = resolve_one(m, request("W1"), {}, host("x86_64-v3"));
+  ASSERT_FALSE(res.is_hit());
+  ASSERT_EQ(res.candidates.size(), 2u);
+  EXPECT_EQ(res.candidates[0].reason, MissReason::kIncompatibleDevice);
+  EXPECT_EQ(res.candidates[1].reason, MissReason::kIncompatibleDevice);
+  EXPECT_EQ(res.reason, MissReason::kIncompatibleDevice);
+  EXPECT_NE(res.detail.find("devices[1]"), std::string::npos) << res.detail;
+  EXPECT_NE(res.detail.find("lacks avx512f"), std::string::npos) << res.detail;
+
+  add_entry(m, {});  // x86_64: the device matches, the format needs avx512bw
+  res = resolve_one(m, request("W1", {acceptable(kFormat, kFormatVersion, "x86_64-avx512bw")}), {},
+                    host("x86_64-v3"));
+  ASSERT_FALSE(res.is_hit());
+  EXPECT_EQ(res.reason, MissReason::kIncompatibleDevice);
+  EXPECT_NE(res.detail.find("format 'test_f32_copy' needs"), std::string::npos) << res.detail;
+  EXPECT_NE(res.detail.find("avx512bw"), std::string::npos) << res.detail;
+
+  EntrySpec stale;
+  stale.stale = true;
+  stale.format = "fmt_b";
+  add_entry(m, stale);
+  res = resolve_one(
+      m,
+      request("W1", {acceptable(kFormat, kFormatVersion, "x86_64-avx512bw"), acceptable("fmt_b")}),
+      {}, host("x86_64-v3"));
+  EXPECT_EQ(res.reason, MissReason::kStaleDigest) << res.detail;
+}
+
 TEST(Resolver, UnknownRuntime) {
   onnx::ModelProto m = base_model();
   EntrySpec e;
