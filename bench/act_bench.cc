@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -84,15 +85,30 @@ int main(int argc, char** argv) {
   for (float& v : x) v = d(rng);
   const char* names[] = {"Clip", "HardSigmoid", "HardSwish", "LeakyRelu", "Exp", "Sigmoid"};
   const device::IsaLevel host = device::host_isa_level();
-  std::printf("%zu floats, best of %d, ns/element\n%-12s %8s %8s %8s %8s %8s\n", n, reps, "op",
-              "plain", "ref", "avx2", "avx512", "speedup");
+  // The levels of this machine's act_kernel, ref first (aarch64 has no vector
+  // activation kernel yet: its neon column times the same ref twin).
+#if defined(__x86_64__)
+  const device::IsaLevel levels[] = {device::IsaLevel::kRef, device::IsaLevel::kAvx2,
+                                     device::IsaLevel::kAvx512};
+#elif defined(__aarch64__)
+  const device::IsaLevel levels[] = {device::IsaLevel::kRef, device::IsaLevel::kNeon};
+#else
+  const device::IsaLevel levels[] = {device::IsaLevel::kRef};
+#endif
+  std::printf("%zu floats, best of %d, ns/element\n%-12s %8s", n, reps, "op", "plain");
+  for (device::IsaLevel l : levels)
+    std::printf(" %8s", std::string(device::isa_level_name(l)).c_str());
+  std::printf(" %8s\n", "speedup");
   for (int op = kernels::vec::kActClip; op <= kernels::vec::kActSigmoid; ++op) {
-    double t[3] = {0, 0, 0};
-    for (int l = 0; l <= int(host); ++l)
-      t[l] = best_ns_per_element(kernels::vec::act_kernel(device::IsaLevel(l)), op, x, y, reps);
+    std::vector<double> t;
+    for (device::IsaLevel l : levels) {
+      if (l > host) break;  // a level above the host's (the host's is the last timed)
+      t.push_back(best_ns_per_element(kernels::vec::act_kernel(l), op, x, y, reps));
+    }
     double p = best_ns_per_element(plain, op, x, y, reps);
-    std::printf("%-12s %8.3f %8.3f %8.3f %8.3f %7.1fx\n", names[op], p, t[0], t[1], t[2],
-                p / t[int(host)]);
+    std::printf("%-12s %8.3f", names[op], p);
+    for (size_t l = 0; l < std::size(levels); ++l) std::printf(" %8.3f", l < t.size() ? t[l] : 0.0);
+    std::printf(" %7.1fx\n", p / t.back());
   }
   return 0;
 }

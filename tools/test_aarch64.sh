@@ -35,10 +35,24 @@
 #      aarch64-dotprod: hits under -cpu cortex-a76 and max, misses naming
 #      dotprod under cortex-a53, int32 outputs bitwise x86-64's everywhere, the
 #      payloads those of the aarch64 build's own compile.
+#   8. multi_target_checks: one model with a weight of every packed family
+#      (MatMul/Gemm B, Conv and depthwise filters, MatMulNBits, MatMulInteger)
+#      compiled once on x86-64 for x86_64-v3, -v4-avx512vnni, aarch64-neon,
+#      -dotprod and -dotprod-i8mm: all hits on x86-64 (also capped at avx2,
+#      each level's entries), under -cpu a76 and max; under a53 the f32 weights
+#      hit, MatMulNBits and MatMulInteger miss naming dotprod; each CPU's
+#      explain equals the x86-64 `explain --arch` prediction for the
+#      architecture it reports; outputs against x86-64 and the uncompiled model.
+#   9. node_subset_checks: the ONNX node tests (libonnx-testdata) of the ops
+#      with aarch64 kernels (conv, gemm, matmul, activations, pooling, quantize,
+#      cast, ...) under -cpu max, selected with ONNX_PREPACK_NODE_TESTS.
+#  10. bench_checks: bench/gemm_bench and act_bench built for aarch64 and run
+#      under -cpu max with their smallest arguments.
 #
 # Release-like flags at -O1 (-O1 halves the compile time of -O3; the NEON GEMM
-# kernel is intrinsics, which -O1 keeps in registers), no benchmarks, no Python
-# module, only the targets run here. ccache is used when the caller sets it up.
+# kernel is intrinsics, which -O1 keeps in registers), no Python module, only
+# the targets run here (the benchmarks configured, two of them built in step
+# 10). ccache is used when the caller sets it up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
@@ -60,7 +74,7 @@ command -v aarch64-linux-gnu-g++ >/dev/null && command -v qemu-aarch64 >/dev/nul
 echo "== aarch64 cross build (-O1) into $b"
 cmake -S . -B "$b" -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/aarch64-linux-gnu.cmake \
   -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS=-O1 -DCMAKE_C_FLAGS=-O1 \
-  -DONNX_PREPACK_BENCH=OFF -DONNX_PREPACK_PYTHON_MODULE=OFF >/dev/null
+  -DONNX_PREPACK_BENCH=ON -DONNX_PREPACK_PYTHON_MODULE=OFF >/dev/null
 # AARCH64_SUITES: the gtest binaries built and run (runtime_tests is 30% of the
 # cross build's compile time).
 suites=${AARCH64_SUITES:-base device digest resolve pack kernels runtime}
@@ -575,4 +589,270 @@ EOF
 }
 i8_dotprod_checks
 # ---- end i8_dotprod_checks ----
+# ---- multi_target_checks: one file for x86-64 and aarch64, compiled once on x86-64 ----
+# The acceptance check of the aarch64 work: a model with a weight of every packed family (a
+# MatMul B (kn) and a Gemm B (nk, transB), a Conv filter and a depthwise one, a MatMulNBits B
+# (4-bit, block 32), an int8 MatMulInteger B) compiled ONCE by the x86-64 CLI with --target
+# x86_64-v3, x86_64-v4-avx512vnni, aarch64-neon, aarch64-dotprod and aarch64-dotprod-i8mm (16
+# entries on 5 devices: the i8mm and vnni targets add no format of their own). Asserts:
+#   - on the x86-64 host every weight hits the entry of its level (f32: x86_64-avx512f at
+#     avx512, x86_64-avx2-fma at avx2; MatMulNBits, MatMulInteger: x86_64), and so with
+#     ONNX_PREPACK_MAX_ISA=avx2 (the avx2 entries);
+#   - under qemu -cpu cortex-a53, cortex-a76 and max, `explain --json` of the aarch64 CLI equals
+#     the x86-64 CLI's `explain --arch` prediction with the architecture that CPU reports, per
+#     weight (decision, entry, format, reason, detail, acceptable formats, every candidate's
+#     decision), and the level names predict the same decisions (aarch64-neon = a53,
+#     aarch64-dotprod = a76, aarch64-dotprod-i8mm = max);
+#   - a76 and max: all 6 hits (the f32 weights the aarch64-neon entries, MatMulNBits and
+#     MatMulInteger the aarch64-dotprod ones); a53: the 4 f32 weights hit, MatMulNBits and
+#     MatMulInteger miss as incompatible_device naming dotprod (their aarch64 formats need it;
+#     there is no NEON-only format for them);
+#   - the outputs under each CPU: compiled == uncompiled bitwise there, within 1e-5 (float) or
+#     equal (int32) of the x86-64 run of the same compiled file.
+multi_target_checks() {
+  echo "== one model compiled on x86-64 for x86-64 and aarch64 levels, explained and run everywhere"
+  local d="$work/mt" cpu arch
+  mkdir -p "$d"
+  "$py" - "$d/mt.onnx" <<'EOF'
+import sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+out = sys.argv[1]
+rng = np.random.default_rng(21)
+f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
+K, N, block = 64, 24, 32
+inits = [
+    numpy_helper.from_array(f32(48, 40) * 0.2, "w_mm"),
+    numpy_helper.from_array(f32(24, 40) * 0.2, "w_gemm"),
+    numpy_helper.from_array(f32(24), "b_gemm"),
+    numpy_helper.from_array(f32(8, 4, 3, 3) * 0.3, "w_conv"),
+    numpy_helper.from_array(f32(8), "b_conv"),
+    numpy_helper.from_array(f32(8, 1, 3, 3) * 0.3, "w_dw"),
+    numpy_helper.from_array(rng.integers(0, 256, (N, K // block, block // 2), dtype=np.uint8),
+                            "w_q4"),
+    numpy_helper.from_array(rng.random(N * K // block, dtype=np.float32) * 0.05 + 0.001, "s_q4"),
+    numpy_helper.from_array(rng.integers(-128, 128, (40, 20), dtype=np.int8), "w_i8"),
+    numpy_helper.from_array(np.array(3, dtype=np.uint8), "za"),
+    numpy_helper.from_array(np.array(-2, dtype=np.int8), "zb"),
+]
+nodes = [
+    helper.make_node("MatMul", ["x", "w_mm"], ["h"], name="mm"),
+    helper.make_node("Gemm", ["h", "w_gemm", "b_gemm"], ["y_gemm"], name="gemm", transB=1),
+    helper.make_node("Conv", ["img", "w_conv", "b_conv"], ["c1"], name="conv", pads=[1, 1, 1, 1]),
+    helper.make_node("Relu", ["c1"], ["c1r"], name="relu"),
+    helper.make_node("Conv", ["c1r", "w_dw"], ["y_conv"], name="dwconv", group=8,
+                     pads=[1, 1, 1, 1]),
+    helper.make_node("MatMulNBits", ["xq", "w_q4", "s_q4"], ["y_q4"], name="nbits",
+                     domain="com.microsoft", K=K, N=N, bits=4, block_size=block,
+                     accuracy_level=4),
+    helper.make_node("MatMulInteger", ["a", "w_i8", "za", "zb"], ["y_i8"], name="mmi"),
+]
+vi = helper.make_tensor_value_info
+g = helper.make_graph(
+    nodes, "multi_target",
+    [vi("x", TensorProto.FLOAT, [5, 48]), vi("img", TensorProto.FLOAT, [1, 4, 10, 10]),
+     vi("xq", TensorProto.FLOAT, [5, K]), vi("a", TensorProto.UINT8, [13, 40])],
+    [vi("y_gemm", TensorProto.FLOAT, [5, 24]), vi("y_conv", TensorProto.FLOAT, [1, 8, 10, 10]),
+     vi("y_q4", TensorProto.FLOAT, [5, N]), vi("y_i8", TensorProto.INT32, [13, 20])], inits)
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
+                                        helper.make_opsetid("com.microsoft", 1)])
+m.ir_version = 8
+onnx.save(m, out)
+np.save(f"{out}.x.npy", f32(5, 48))
+np.save(f"{out}.img.npy", f32(1, 4, 10, 10))
+np.save(f"{out}.xq.npy", f32(5, K))
+np.save(f"{out}.a.npy", rng.integers(0, 256, (13, 40), dtype=np.uint8))
+EOF
+  local min=() n
+  for n in x img xq a; do min+=(--input "$n=$d/mt.onnx.$n.npy"); done
+  min+=(--threads 2)
+  "$x86_cli" compile "$d/mt.onnx" -o "$d/mtc.onnx" --target x86_64-v3 \
+    --target x86_64-v4-avx512vnni --target aarch64-neon --target aarch64-dotprod \
+    --target aarch64-dotprod-i8mm --no-memo --json >"$d/compile.json"
+  "$x86_cli" inspect "$d/mtc.onnx" --json >"$d/inspect.json"
+  "$x86_cli" explain "$d/mtc.onnx" --json >"$d/x86_host.json"
+  ONNX_PREPACK_MAX_ISA=avx2 "$x86_cli" explain "$d/mtc.onnx" --json >"$d/x86_avx2.json"
+  "$x86_cli" run "$d/mtc.onnx" "${min[@]}" --output-dir "$d/run_x86" >/dev/null
+  "$x86_cli" run "$d/mt.onnx" "${min[@]}" --output-dir "$d/run_x86_miss" >/dev/null
+  for arch in aarch64-neon aarch64-dotprod aarch64-dotprod-i8mm; do
+    "$x86_cli" explain "$d/mtc.onnx" --arch "$arch" --json >"$d/level_$arch.json"
+  done
+  for cpu in cortex-a53 cortex-a76 max; do
+    qrun "$cpu" "$cli" explain "$d/mtc.onnx" --json >"$d/qemu_$cpu.json"
+    # The prediction, with exactly the architecture this CPU model reports.
+    arch=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["host"]["architecture"])' \
+      "$d/qemu_$cpu.json")
+    "$x86_cli" explain "$d/mtc.onnx" --arch "$arch" --json >"$d/predict_$cpu.json"
+    qrun "$cpu" "$cli" run "$d/mtc.onnx" "${min[@]}" --output-dir "$d/run_$cpu" >/dev/null
+    qrun "$cpu" "$cli" run "$d/mt.onnx" "${min[@]}" --output-dir "$d/run_${cpu}_miss" >/dev/null
+  done
+  "$py" - "$d" <<'EOF'
+import json, os, sys
+import numpy as np
+d = sys.argv[1]
+J = lambda n: json.load(open(f"{d}/{n}.json"))
+c = J("compile")
+assert c["targets"] == ["x86_64-avx2-fma", "x86_64-avx512f", "aarch64-neon", "aarch64-dotprod"], c
+assert c["entries"] == 16 and c["weights"] == 6 and not c["skipped"], c
+ins = J("inspect")
+arch_of = [ins["devices"][e["device"]]["architecture"] for e in ins["compiled_tensors"]]
+F32 = ("w_mm", "w_gemm", "w_conv", "w_dw")
+print(f"   compile on x86-64, 5 targets: {c['entries']} entries for {c['weights']} weights on "
+      f"{len(ins['devices'])} devices ({', '.join(sorted(set(arch_of)))})")
+def by_name(ex):
+    ws = {w["name"]: w for w in ex["weights"]}
+    assert sorted(ws) == sorted(F32 + ("w_q4", "w_i8")), sorted(ws)
+    return ws
+# x86-64 host: every weight hits its level's entry.
+for what, want_level in (("x86_host", None), ("x86_avx2", "avx2")):
+    ex = J(what)
+    level = ex["host"]["kernel_level"]
+    assert level in ("avx2", "avx512") and want_level in (None, level), ex["host"]
+    f32_arch = {"avx512": "x86_64-avx512f", "avx2": "x86_64-avx2-fma"}[level]
+    ws = by_name(ex)
+    for n, w in ws.items():
+        assert w["decision"] == "hit", (what, w)
+        assert arch_of[w["entry"]] == (f32_arch if n in F32 else "x86_64"), (what, n, w["entry"])
+    print(f"   explain x86-64 {'MAX_ISA=avx2' if want_level else 'host'} (kernel level {level}): "
+          f"6/6 hits, entries {[ws[n]['entry'] for n in sorted(ws)]} "
+          f"({f32_arch} for f32, x86_64 for MatMulNBits / MatMulInteger)")
+def decisions(ws, with_detail=True):
+    keys = ["consumer", "layout", "decision", "reason", "entry", "format", "acceptable_formats"]
+    if with_detail:
+        keys.append("detail")
+    ckeys = ["entry", "format", "architecture", "decision", "reason"] + (["detail"] if with_detail else [])
+    return {n: ({k: w[k] for k in keys}, [{k: cd[k] for k in ckeys} for cd in w["candidates"]])
+            for n, w in ws.items()}
+level_of = {"cortex-a53": "aarch64-neon", "cortex-a76": "aarch64-dotprod", "max": "aarch64-dotprod-i8mm"}
+for cpu, level in level_of.items():
+    got, pred, lvl = J(f"qemu_{cpu}"), J(f"predict_{cpu}"), J(f"level_{level}")
+    assert got["host"]["detected"] and not pred["host"]["detected"], (got["host"], pred["host"])
+    assert got["host"]["architecture"] == pred["host"]["architecture"], (got["host"], pred["host"])
+    assert got["host"]["kernel_level"] == pred["host"]["kernel_level"] == lvl["host"]["kernel_level"]
+    gw, pw, lw = by_name(got), by_name(pred), by_name(lvl)
+    dg, dp = decisions(gw), decisions(pw)
+    for n in gw:
+        assert dg[n] == dp[n], (cpu, n, dg[n], dp[n])
+    # The level name predicts the same decisions (the details name the host string).
+    assert decisions(lw, False) == decisions(gw, False), (cpu, level)
+    hits = sorted(n for n, w in gw.items() if w["decision"] == "hit")
+    for n in hits:
+        want = "aarch64-neon" if n in F32 else "aarch64-dotprod"
+        assert arch_of[gw[n]["entry"]] == want, (cpu, n, gw[n]["entry"])
+    if cpu == "cortex-a53":
+        assert hits == sorted(F32), (cpu, hits)
+        for n in ("w_q4", "w_i8"):
+            w = gw[n]
+            assert w["reason"] == "incompatible_device" and "lacks dotprod" in w["detail"], w
+            assert "aarch64-dotprod" in w["detail"], w["detail"]
+        miss = f"; w_q4, w_i8 miss: incompatible_device ({gw['w_q4']['detail']!r})"
+    else:
+        assert len(hits) == 6, (cpu, hits)
+        miss = ""
+    print(f"   -cpu {cpu} ({got['host']['architecture']}, {got['host']['kernel_level']}): "
+          f"explain == x86-64 explain --arch (and --arch {level}) for 6 weights; {len(hits)} hits, "
+          f"entries {[gw[n]['entry'] for n in hits]}{miss}")
+want_dir = f"{d}/run_x86"
+outs = sorted(os.listdir(want_dir))
+assert outs == ["y_conv.npy", "y_gemm.npy", "y_i8.npy", "y_q4.npy"], outs
+for run in ("x86_miss", "cortex-a53", "cortex-a76", "max"):
+    worst, bitwise = 0.0, True
+    for o in outs:
+        want = np.load(f"{want_dir}/{o}")
+        got = np.load(f"{d}/run_{run}/{o}")
+        assert got.shape == want.shape and got.dtype == want.dtype, (run, o)
+        bitwise = bitwise and got.tobytes() == want.tobytes()
+        if want.dtype.kind == "f":
+            err = float((np.abs(want.astype(np.float64) - got) / np.maximum(1.0, np.abs(want))).max())
+            assert err <= 1e-5, (run, o, err)
+            worst = max(worst, err)
+        else:
+            assert np.array_equal(got, want), (run, o)
+        if run != "x86_miss":
+            miss = np.load(f"{d}/run_{run}_miss/{o}")
+            assert miss.tobytes() == got.tobytes(), f"-cpu {run} {o}: compiled != uncompiled"
+    what = "x86-64 uncompiled" if run == "x86_miss" else \
+        f"-cpu {run} compiled == uncompiled bitwise;"
+    print(f"   run {what} |x86-64 compiled - it| / max(1, |x86|) <= {worst:.2e} "
+          f"(int32 equal){' (bitwise equal)' if bitwise else ''}")
+EOF
+  stamp "multi-target model"
+}
+multi_target_checks
+# ---- end multi_target_checks ----
+# ---- node_subset_checks: ONNX backend node tests of the ops with aarch64 kernels (-cpu max) ----
+# The unit-test step above skips *Node* (tests/runtime/node_tests_test.cc: every
+# supported test of Debian's libonnx-testdata, 900 folders, minutes under emulation). This
+# runs the folders of the operators with aarch64 code paths under -cpu max, selected by
+# ONNX_PREPACK_NODE_TESTS (':'-separated globs, read by the test): Conv, ConvTranspose,
+# ConvInteger, QLinearConv, Gemm, MatMul, MatMulInteger, QLinearMatMul, the activations
+# (Relu, LeakyRelu, PRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Softmax, LogSoftmax, Elu,
+# Selu, Softplus, Clip, Erf: no Gelu folder in this data), the poolings, QuantizeLinear,
+# DequantizeLinear, DynamicQuantizeLinear, Cast and CastLike (float16, bfloat16), the
+# normalizations. Every selected supported test must reproduce the expected outputs (the
+# tolerance of the full run); the test prints how many ran and passed. NODE_TESTS overrides
+# the globs.
+node_subset_checks() {
+  echo "== ONNX node tests of the ops with aarch64 kernels under qemu (-cpu max)"
+  local bin="$b/tests/runtime/runtime_tests" t1 out
+  [ -x "$bin" ] || { echo "   runtime_tests not built (AARCH64_SUITES): skipped"; return 0; }
+  [ -d /usr/share/libonnx-testdata/data/node ] || {
+    echo "   libonnx-testdata is not installed: skipped"
+    return 0
+  }
+  local globs='test_*conv*:test_gemm*:test_matmul*:test_qlinearmatmul*'
+  globs+=':test_relu*:test_leakyrelu*:test_prelu*:test_sigmoid*:test_hardsigmoid*'
+  globs+=':test_hardswish*:test_tanh*:test_softmax*:test_logsoftmax*:test_elu*:test_selu*'
+  globs+=':test_softplus*:test_clip*:test_erf*:test_gelu*'
+  globs+=':test_*pool*:test_quantizelinear*:test_dequantizelinear*:test_dynamicquantizelinear*'
+  globs+=':test_cast_*:test_castlike_*:test_batchnorm*:test_instancenorm*:test_layer_norm*'
+  t1=$(date +%s)
+  out=$(ONNX_PREPACK_NODE_TESTS=${NODE_TESTS:-$globs} qrun max "$bin" --gtest_brief=1 \
+    --gtest_filter='NodeTests.*' 2>&1) || {
+    echo "$out" >&2
+    echo "test_aarch64: node tests failed under qemu" >&2
+    exit 1
+  }
+  echo "$out" | grep '^\[node tests\]' | sed 's/; operators covered:/\n     operators:/; s/^/   /'
+  echo "$out" | grep -q '^\[node tests\] filtered:' || {
+    echo "$out" >&2
+    echo "test_aarch64: the node test printed no filtered summary" >&2
+    exit 1
+  }
+  echo "   node tests: $(($(date +%s) - t1)) s"
+  stamp "node tests"
+}
+node_subset_checks
+# ---- end node_subset_checks ----
+# ---- bench_checks: bench/ builds for aarch64 and runs under qemu ----
+# gemm_bench (the NEON f32 GEMM against a plain double-accumulating loop: no arm64 OpenBLAS
+# here; M 1 and 7, K 64, N 100 (a 4-column tail panel), 1 and 2 threads, every case "ok") and
+# act_bench (the activations, 4096 floats) cross-built at -O1 and run with their smallest
+# arguments under -cpu max: proves they build and run on aarch64, not how fast.
+bench_checks() {
+  echo "== bench/ on aarch64 (gemm_bench, act_bench under -cpu max)"
+  cmake --build "$b" -j"$jobs" --target gemm_bench act_bench >/dev/null
+  stamp "bench built"
+  local out
+  out=$(qrun max "$b/bench/gemm_bench" --m 1 --m 7 --k 64 --n 100 --reps 1 --no-pack)
+  echo "$out" | sed 's/^/   /'
+  [ "$(echo "$out" | grep -c ' ok (max diff')" = 4 ] && ! echo "$out" | grep -q MISMATCH || {
+    echo "test_aarch64: gemm_bench under qemu: expected 4 ok cases" >&2
+    exit 1
+  }
+  echo "$out" | grep -q 'ours: f32_gemm_8x12_neon' || {
+    echo "test_aarch64: gemm_bench did not run the NEON kernel" >&2
+    exit 1
+  }
+  out=$(qrun max "$b/bench/act_bench" --n 4096 --reps 1)
+  echo "$out" | sed 's/^/   /'
+  [ "$(echo "$out" | grep -cE '^(Clip|HardSigmoid|HardSwish|LeakyRelu|Exp|Sigmoid) ')" = 6 ] || {
+    echo "test_aarch64: act_bench under qemu: expected 6 operator lines" >&2
+    exit 1
+  }
+  stamp "bench"
+}
+bench_checks
+# ---- end bench_checks ----
 echo "== aarch64 stage passed in $(($(date +%s) - t0)) s"
