@@ -59,6 +59,8 @@ jobs=${JOBS:-$(nproc)}
 b=build-aarch64
 x86_cli=build/src/cli/onnx-prepack
 py=/usr/bin/python3
+# The Python checks below import tools/compiled_payloads.py.
+export PYTHONPATH="$PWD/tools${PYTHONPATH:+:$PYTHONPATH}"
 t0=$(date +%s)
 stamp() { echo "   [aarch64 stage: $(($(date +%s) - t0)) s] $*"; }
 
@@ -278,19 +280,9 @@ for w in ws:
     assert w["decision"] == "hit" and w["format"].startswith("f32_gemm_b_n12_"), w
 print(f"   explain -cpu cortex-a53: {ex['totals']['hits']}/{len(ws)} hits "
       f"({', '.join(sorted(w['format'] for w in ws))})")
+import compiled_payloads  # tools/compiled_payloads.py (PYTHONPATH)
 def payloads(name):
-    r = json.load(open(f"{work}/{name}.json"))
-    out = {}
-    for e in r["compiled_tensors"]:
-        dev = r["devices"][e["device"]]["architecture"]
-        if e["storage"] == "external":
-            with open(os.path.join(work, e["location"]), "rb") as f:
-                f.seek(e["offset"])
-                data = f.read(e["payload_bytes"])
-        else:
-            raise AssertionError(f"{name}: entry {e['source']} is stored {e['storage']}")
-        out[e["source"]] = (e["format"], dev, data)
-    return out
+    return compiled_payloads.payloads(work, name)
 x86, arm = payloads("gemm_x86arm"), payloads("gemm_armarm")
 assert len(x86) == 3 and x86 == arm, (sorted(x86.items())[:1], sorted(arm.items())[:1])
 print(f"   payloads written on x86-64 == aarch64 build's compile: {len(x86)} entries, "
@@ -332,16 +324,9 @@ for w in ws:
 assert {"f32_conv_filter_m8", "f32_conv_dw_neon"} <= set(formats), formats
 assert sum(n for f, n in formats.items() if f.startswith("f32_conv_")) == 53, formats
 print(f"   explain -cpu cortex-a53: {ex['totals']['hits']}/{len(ws)} hits ({formats})")
+import compiled_payloads  # tools/compiled_payloads.py (PYTHONPATH)
 def payloads(n):
-    r = json.load(open(f"{work}/{n}.json"))
-    out = {}
-    for e in r["compiled_tensors"]:
-        dev = r["devices"][e["device"]]["architecture"]
-        assert e["storage"] == "external", (n, e["source"], e["storage"])
-        with open(os.path.join(work, e["location"]), "rb") as f:
-            f.seek(e["offset"])
-            out[e["source"]] = (e["format"], dev, f.read(e["payload_bytes"]))
-    return out
+    return compiled_payloads.payloads(work, n)
 x86, arm = payloads("cls_x86arm"), payloads("cls_armarm")
 assert len(x86) == 54 and x86 == arm, sorted(k for k in x86 if x86[k] != arm.get(k))[:3]
 conv = {k: v for k, v in x86.items() if v[0].startswith("f32_conv_")}
@@ -449,16 +434,9 @@ for w in ex["weights"]:
     assert "dotprod" in w["detail"], w
 print(f"   explain -cpu cortex-a53: 3 misses, {ex['weights'][0]['reason']}: "
       f"{ex['weights'][0]['detail']!r}")
+import compiled_payloads  # tools/compiled_payloads.py (PYTHONPATH)
 def payloads(name):
-    r = json.load(open(f"{q}/{name}.json"))
-    out = {}
-    for e in r["compiled_tensors"]:
-        assert e["storage"] == "external", (name, e["source"], e["storage"])
-        with open(os.path.join(q, e["location"]), "rb") as f:
-            f.seek(e["offset"])
-            data = f.read(e["payload_bytes"])
-        out[e["source"]] = (e["format"], r["devices"][e["device"]]["architecture"], data)
-    return out
+    return compiled_payloads.payloads(q, name)
 x86, arm = payloads("x86arm"), payloads("armarm")
 assert len(x86) == 3 and x86 == arm, (sorted(x86)[:3], sorted(arm)[:3])
 assert {v[1] for v in x86.values()} == {"aarch64-dotprod"}, {v[1] for v in x86.values()}
@@ -560,16 +538,9 @@ for what in ("cortex-a53", "capped"):
         assert "dotprod" in w["detail"], (what, w["detail"])
     print(f"   explain -cpu {'max at MAX_ISA=neon' if what == 'capped' else what}: 2 misses, "
           f"incompatible_device ({ws[0]['detail']!r})")
+import compiled_payloads  # tools/compiled_payloads.py (PYTHONPATH)
 def payloads(name):
-    r = json.load(open(f"{work}/{name}.json"))
-    out = {}
-    for e in r["compiled_tensors"]:
-        dev = r["devices"][e["device"]]["architecture"]
-        assert e["storage"] == "external", (name, e["source"], e["storage"])
-        with open(os.path.join(work, e["location"]), "rb") as f:
-            f.seek(e["offset"])
-            out[e["source"]] = (e["format"], dev, f.read(e["payload_bytes"]))
-    return out
+    return compiled_payloads.payloads(work, name)
 x86, arm = payloads("i8_x86arm"), payloads("i8_armarm")
 assert len(x86) == 2 and x86 == arm, (sorted(x86)[:2], sorted(arm)[:2])
 assert {v[1] for v in x86.values()} == {"aarch64-dotprod"}, x86

@@ -185,12 +185,33 @@ TEST(PoolSimd, RandomPoolsMatchTheScalarDefinitionBitwise) {
   EXPECT_GT(run, 300);
 }
 
-#if defined(__x86_64__)  // the x86-64 row kernels (cmake/isa.cmake)
-TEST(PoolSimd, RowKernelsOfEveryLevelGiveTheRefBits) {
-  // What the CPU runs, whatever ONNX_PREPACK_MAX_ISA caps the session at.
+// The row kernels this CPU can run (whatever ONNX_PREPACK_MAX_ISA caps a session
+// at); cmake/isa.cmake builds the _avx* units on x86-64 and the _neon one on aarch64.
+struct PoolRowVariant {
+  const char* name;
+  kernels::MaxPoolRowFn max;
+  kernels::AvgPoolRowFn avg;
+};
+std::vector<PoolRowVariant> row_variants_of_this_cpu() {
   const base::IsaLevel cpu = base::isa_level_of(base::detect_cpu_features());
-  const bool avx2 = cpu >= base::IsaLevel::kAvx2, avx512 = cpu >= base::IsaLevel::kAvx512;
-  if (!avx2) GTEST_SKIP() << "CPU below AVX2: only the ref rows";
+  std::vector<PoolRowVariant> v;
+#if defined(__x86_64__)
+  if (cpu >= base::IsaLevel::kAvx2 && cpu <= base::IsaLevel::kAvx512)
+    v.push_back({"avx2", kernels::max_pool_row_avx2, kernels::avg_pool_row_avx2});
+  if (cpu == base::IsaLevel::kAvx512)
+    v.push_back({"avx512", kernels::max_pool_row_avx512, kernels::avg_pool_row_avx512});
+#elif defined(__aarch64__)
+  if (cpu >= base::IsaLevel::kNeon)
+    v.push_back({"neon", kernels::max_pool_row_neon, kernels::avg_pool_row_neon});
+#else
+  (void)cpu;
+#endif
+  return v;
+}
+
+TEST(PoolSimd, RowKernelsOfEveryLevelGiveTheRefBits) {
+  const std::vector<PoolRowVariant> variants = row_variants_of_this_cpu();
+  if (variants.empty()) GTEST_SKIP() << "no SIMD row kernels on this CPU: only the ref rows";
   std::mt19937 rng(7);
   for (int it = 0; it < 3000; ++it) {
     const size_t rows = 1 + rng() % 7, kw = 1 + rng() % 7, stride = 1 + rng() % 3;
@@ -205,50 +226,18 @@ TEST(PoolSimd, RowKernelsOfEveryLevelGiveTheRefBits) {
     std::vector<float> a(n), b(n);
     std::string where;
     const double div = double(rows * kw + rng() % 3);
-    for (int level = 1; level <= (avx512 ? 2 : 1); ++level) {
-      const char* name = level == 1 ? "avx2" : "avx512";
-      const auto max_row = level == 1 ? kernels::max_pool_row_avx2 : kernels::max_pool_row_avx512;
-      const auto avg_row = level == 1 ? kernels::avg_pool_row_avx2 : kernels::avg_pool_row_avx512;
+    for (const PoolRowVariant& k : variants) {
       kernels::max_pool_row_ref(a.data(), n, src.data(), rows, kw, stride);
-      max_row(b.data(), n, src.data(), rows, kw, stride);
+      k.max(b.data(), n, src.data(), rows, kw, stride);
       EXPECT_TRUE(same_bits(a, b.data(), &where))
-          << name << " max " << rows << "x" << kw << " s" << stride << " n" << n << " " << where;
+          << k.name << " max " << rows << "x" << kw << " s" << stride << " n" << n << " " << where;
       kernels::avg_pool_row_ref(a.data(), n, src.data(), rows, kw, stride, div);
-      avg_row(b.data(), n, src.data(), rows, kw, stride, div);
+      k.avg(b.data(), n, src.data(), rows, kw, stride, div);
       EXPECT_TRUE(same_bits(a, b.data(), &where))
-          << name << " avg " << rows << "x" << kw << " s" << stride << " n" << n << " " << where;
+          << k.name << " avg " << rows << "x" << kw << " s" << stride << " n" << n << " " << where;
     }
   }
 }
-#endif
-
-#if defined(__aarch64__)  // the NEON row kernels (cmake/isa.cmake)
-TEST(PoolSimd, NeonRowKernelsGiveTheRefBits) {
-  std::mt19937 rng(7);
-  for (int it = 0; it < 3000; ++it) {
-    const size_t rows = 1 + rng() % 7, kw = 1 + rng() % 7, stride = 1 + rng() % 3;
-    const size_t n = 1 + rng() % 67;
-    const size_t len = (n - 1) * stride + kw;
-    std::vector<std::vector<float>> in(rows);
-    std::vector<const float*> src(rows);
-    for (size_t r = 0; r < rows; ++r) {
-      in[r] = values(rng, len, int(it % 2));
-      src[r] = in[r].data();
-    }
-    std::vector<float> a(n), b(n);
-    std::string where;
-    const double div = double(rows * kw + rng() % 3);
-    kernels::max_pool_row_ref(a.data(), n, src.data(), rows, kw, stride);
-    kernels::max_pool_row_neon(b.data(), n, src.data(), rows, kw, stride);
-    EXPECT_TRUE(same_bits(a, b.data(), &where))
-        << "neon max " << rows << "x" << kw << " s" << stride << " n" << n << " " << where;
-    kernels::avg_pool_row_ref(a.data(), n, src.data(), rows, kw, stride, div);
-    kernels::avg_pool_row_neon(b.data(), n, src.data(), rows, kw, stride, div);
-    EXPECT_TRUE(same_bits(a, b.data(), &where))
-        << "neon avg " << rows << "x" << kw << " s" << stride << " n" << n << " " << where;
-  }
-}
-#endif
 
 }  // namespace
 }  // namespace onnx_prepack::runtime

@@ -210,6 +210,12 @@ void max_pool_row_neon(float* out, size_t n, const float* const* src, size_t row
                        size_t stride);
 void avg_pool_row_neon(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
                        size_t stride, double div);
+// The ref loops over outputs [j0, n) only: the scalar tails of the SIMD rows,
+// so every variant's tail is the ref definition itself.
+void max_pool_cols_ref(float* out, size_t j0, size_t n, const float* const* src, size_t rows,
+                       size_t kw, size_t stride);
+void avg_pool_cols_ref(float* out, size_t j0, size_t n, const float* const* src, size_t rows,
+                       size_t kw, size_t stride, double div);
 struct PoolRowKernels {
   MaxPoolRowFn max;
   AvgPoolRowFn avg;

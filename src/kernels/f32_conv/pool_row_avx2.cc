@@ -78,16 +78,7 @@ void max_pool_row_avx2(float* out, size_t n, const float* const* src, size_t row
   size_t j = 0;
   if (stride == 1) j = max_rows<1>(out, n, src, rows, kw);
   if (stride == 2) j = max_rows<2>(out, n, src, rows, kw);
-  for (; j < n; ++j) {
-    float best = src[0][j * stride];
-    for (size_t r = 0; r < rows; ++r) {
-      for (size_t k = 0; k < kw; ++k) {
-        const float v = src[r][j * stride + k];
-        if (v > best) best = v;
-      }
-    }
-    out[j] = best;
-  }
+  max_pool_cols_ref(out, j, n, src, rows, kw, stride);
 }
 
 void avg_pool_row_avx2(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
@@ -95,13 +86,7 @@ void avg_pool_row_avx2(float* out, size_t n, const float* const* src, size_t row
   size_t j = 0;
   if (stride == 1) j = avg_rows<1>(out, n, src, rows, kw, div);
   if (stride == 2) j = avg_rows<2>(out, n, src, rows, kw, div);
-  for (; j < n; ++j) {
-    double sum = 0;
-    for (size_t r = 0; r < rows; ++r) {
-      for (size_t k = 0; k < kw; ++k) sum += double(src[r][j * stride + k]);
-    }
-    out[j] = float(sum / div);
-  }
+  avg_pool_cols_ref(out, j, n, src, rows, kw, stride, div);
 }
 
 }  // namespace onnx_prepack::kernels

@@ -90,16 +90,7 @@ void max_pool_row_avx512(float* out, size_t n, const float* const* src, size_t r
       for (size_t r = 0; r < rows; ++r) rest[r] = src[r] + j * stride;
       return max_pool_row_avx2(out + j, n - j, rest, rows, kw, stride);
     }
-    for (; j < n; ++j) {  // taller windows: the ref loop
-      float best = src[0][j * stride];
-      for (size_t r = 0; r < rows; ++r) {
-        for (size_t k = 0; k < kw; ++k) {
-          const float v = src[r][j * stride + k];
-          if (v > best) best = v;
-        }
-      }
-      out[j] = best;
-    }
+    max_pool_cols_ref(out, j, n, src, rows, kw, stride);  // taller windows
   }
 }
 
@@ -114,13 +105,7 @@ void avg_pool_row_avx512(float* out, size_t n, const float* const* src, size_t r
       for (size_t r = 0; r < rows; ++r) rest[r] = src[r] + j * stride;
       return avg_pool_row_avx2(out + j, n - j, rest, rows, kw, stride, div);
     }
-    for (; j < n; ++j) {  // taller windows: the ref loop
-      double sum = 0;
-      for (size_t r = 0; r < rows; ++r) {
-        for (size_t k = 0; k < kw; ++k) sum += double(src[r][j * stride + k]);
-      }
-      out[j] = float(sum / div);
-    }
+    avg_pool_cols_ref(out, j, n, src, rows, kw, stride, div);  // taller windows
   }
 }
 

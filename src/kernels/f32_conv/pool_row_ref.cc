@@ -3,9 +3,9 @@
 
 namespace onnx_prepack::kernels {
 
-void max_pool_row_ref(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
-                      size_t stride) {
-  for (size_t j = 0; j < n; ++j) {
+void max_pool_cols_ref(float* out, size_t j0, size_t n, const float* const* src, size_t rows,
+                       size_t kw, size_t stride) {
+  for (size_t j = j0; j < n; ++j) {
     float best = src[0][j * stride];
     for (size_t r = 0; r < rows; ++r) {
       for (size_t k = 0; k < kw; ++k) {
@@ -17,15 +17,25 @@ void max_pool_row_ref(float* out, size_t n, const float* const* src, size_t rows
   }
 }
 
-void avg_pool_row_ref(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
-                      size_t stride, double div) {
-  for (size_t j = 0; j < n; ++j) {
+void avg_pool_cols_ref(float* out, size_t j0, size_t n, const float* const* src, size_t rows,
+                       size_t kw, size_t stride, double div) {
+  for (size_t j = j0; j < n; ++j) {
     double sum = 0;
     for (size_t r = 0; r < rows; ++r) {
       for (size_t k = 0; k < kw; ++k) sum += double(src[r][j * stride + k]);
     }
     out[j] = float(sum / div);
   }
+}
+
+void max_pool_row_ref(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
+                      size_t stride) {
+  max_pool_cols_ref(out, 0, n, src, rows, kw, stride);
+}
+
+void avg_pool_row_ref(float* out, size_t n, const float* const* src, size_t rows, size_t kw,
+                      size_t stride, double div) {
+  avg_pool_cols_ref(out, 0, n, src, rows, kw, stride, div);
 }
 
 PoolRowKernels pool_row_select(device::IsaLevel level) {

@@ -15,6 +15,7 @@
 
 #include "kernels/i8_gemm/i8_gemm.h"
 #include "kernels/i8_gemm/i8_gemm_epilogue_neon.h"
+#include "kernels/row_tiles.h"
 
 namespace onnx_prepack::kernels {
 namespace {
@@ -82,21 +83,7 @@ void i8_gemm_i8mm(const I8GemmShape& s, const I8Tile& t, const uint8_t* packed, 
                   int64_t p1) {
   for (int64_t p = p0; p < p1; ++p) {
     const uint8_t* panel = packed + size_t(p) * s.panel_bytes();
-    size_t r = 0;
-    for (; r + kRows <= t.rows; r += kRows) tile_rows<kRows>(s, t, panel, p, r);
-    switch (t.rows - r) {
-      case 3:
-        tile_rows<3>(s, t, panel, p, r);
-        break;
-      case 2:
-        tile_rows<2>(s, t, panel, p, r);
-        break;
-      case 1:
-        tile_rows<1>(s, t, panel, p, r);
-        break;
-      default:
-        break;
-    }
+    for_each_row_tile<kRows>(t.rows, [&]<int R>(size_t r) { tile_rows<R>(s, t, panel, p, r); });
   }
 }
 

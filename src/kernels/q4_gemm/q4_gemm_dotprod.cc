@@ -22,6 +22,8 @@
 #include <arm_neon.h>
 
 #include "kernels/q4_gemm/q4_gemm.h"
+#include "kernels/q4_gemm/q4_gemm_tile_neon.h"
+#include "kernels/row_tiles.h"
 
 namespace onnx_prepack::kernels {
 namespace {
@@ -85,14 +87,7 @@ void l4_tile(const QGemmShape& s, const QARow* rows, const uint8_t* panel, int64
       }
     }
   }
-  for (int r = 0; r < kRows; ++r) {
-    float tmp[kQPanel];
-    for (int h = 0; h < 4; ++h) vst1q_f32(tmp + 4 * h, acc[r][h]);
-    for (int64_t j = 0; j < kQPanel && p * kQPanel + j < s.N; ++j) {
-      const int64_t n = p * kQPanel + j;
-      c[size_t(r) * ldc + size_t(n)] = tmp[j] + (bias ? bias[n] : 0.0f);
-    }
-  }
+  store_tile<kRows>(acc, s, p, c, ldc, bias);
 }
 
 template <int kBits>
@@ -100,23 +95,9 @@ void l4_panels(const QGemmShape& s, const QARow* rows, size_t row_count, const u
                int64_t p0, int64_t p1, float* c, size_t ldc, const float* bias) {
   for (int64_t p = p0; p < p1; ++p) {
     const uint8_t* panel = packed + size_t(p) * s.panel_bytes();
-    size_t r = 0;
-    for (; r + kRowTile <= row_count; r += kRowTile) {
-      l4_tile<kBits, kRowTile>(s, rows + r, panel, p, c + r * ldc, ldc, bias);
-    }
-    switch (row_count - r) {
-      case 3:
-        l4_tile<kBits, 3>(s, rows + r, panel, p, c + r * ldc, ldc, bias);
-        break;
-      case 2:
-        l4_tile<kBits, 2>(s, rows + r, panel, p, c + r * ldc, ldc, bias);
-        break;
-      case 1:
-        l4_tile<kBits, 1>(s, rows + r, panel, p, c + r * ldc, ldc, bias);
-        break;
-      default:
-        break;
-    }
+    for_each_row_tile<kRowTile>(row_count, [&]<int R>(size_t r) {
+      l4_tile<kBits, R>(s, rows + r, panel, p, c + r * ldc, ldc, bias);
+    });
   }
 }
 

@@ -20,6 +20,7 @@
 #include <arm_neon.h>
 
 #include "kernels/q4_gemm/q4_gemm.h"
+#include "kernels/q4_gemm/q4_gemm_tile_neon.h"
 
 namespace onnx_prepack::kernels {
 namespace {
@@ -99,14 +100,7 @@ void l0_tile(const QGemmShape& s, const QARow* rows, const uint8_t* panel, int64
       }
     }
   }
-  for (int r = 0; r < kRows; ++r) {
-    float tmp[kQPanel];
-    for (int h = 0; h < 4; ++h) vst1q_f32(tmp + 4 * h, acc[r][h]);
-    for (int64_t j = 0; j < kQPanel && p * kQPanel + j < s.N; ++j) {
-      const int64_t n = p * kQPanel + j;
-      c[size_t(r) * ldc + size_t(n)] = tmp[j] + (bias ? bias[n] : 0.0f);
-    }
-  }
+  store_tile<kRows>(acc, s, p, c, ldc, bias);
 }
 
 template <int kBits>
