@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -113,6 +114,12 @@ std::vector<float> adversarial_floats() {
   return x;
 }
 
+std::string hex(uint32_t v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%08x", v);
+  return b;
+}
+
 bool both_nan(float a, float b) { return std::isnan(a) && std::isnan(b); }
 
 // The first element where got and want differ in their bits (NaNs too), with
@@ -122,9 +129,9 @@ bool both_nan(float a, float b) { return std::isnan(a) && std::isnan(b); }
   for (size_t i = 0; i < n; ++i) {
     if (to_bits(got[i]) == to_bits(want[i]) || (nan_any && both_nan(got[i], want[i]))) continue;
     return ::testing::AssertionFailure()
-           << "element " << i << " of " << n << ": x " << (x ? x[i] : 0.0f) << " (0x" << std::hex
-           << (x ? to_bits(x[i]) : 0) << ") got 0x" << to_bits(got[i]) << " want 0x"
-           << to_bits(want[i]) << std::dec;
+           << "element " << i << " of " << n << ": x " << (x ? x[i] : 0.0f) << " ("
+           << hex(x ? to_bits(x[i]) : 0) << ") got " << hex(to_bits(got[i])) << " want "
+           << hex(to_bits(want[i]));
   }
   return ::testing::AssertionSuccess();
 }
@@ -431,8 +438,8 @@ TEST(VecNeon, HalfConversionsGiveRefBitsAtEveryLength) {
     narrow_r(f.data(), want.data(), f.size());
     narrow_v(f.data(), got.data(), f.size());
     for (size_t i = 0; i < f.size(); ++i)
-      ASSERT_EQ(got[i], want[i]) << (bf ? "bf16" : "f16") << " of 0x" << std::hex << to_bits(f[i])
-                                 << std::dec << " (element " << i << ")";
+      ASSERT_EQ(got[i], want[i]) << (bf ? "bf16" : "f16") << " of " << hex(to_bits(f[i]))
+                                 << " (element " << i << ")";
     for (size_t n = 0; n <= kMaxLen; ++n) {
       std::vector<uint16_t> w(n), g(n + 1, 0xA5A5);
       narrow_r(f.data() + 1, w.data(), n);
