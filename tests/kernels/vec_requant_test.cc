@@ -37,6 +37,7 @@ std::vector<const RequantKernels*> variants() {
   const device::IsaLevel host = device::host_isa_level();
   if (host >= device::IsaLevel::kAvx2) v.push_back(&requant_kernels(device::IsaLevel::kAvx2));
   if (host >= device::IsaLevel::kAvx512) v.push_back(&requant_kernels(device::IsaLevel::kAvx512));
+  if (host >= device::IsaLevel::kNeon) v.push_back(&requant_kernels(device::IsaLevel::kNeon));
   return v;
 }
 

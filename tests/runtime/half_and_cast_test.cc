@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <string>
 
 #include "device/cpu_features.h"
 #include "format/model_writer.h"
@@ -254,7 +255,8 @@ std::vector<float> activation_inputs() {
 
 TEST(VecAct, IsasAgreeBitForBitAndWithTheMath) {
   auto x = activation_inputs();
-  std::vector<device::IsaLevel> levels = {device::IsaLevel::kAvx2, device::IsaLevel::kAvx512};
+  std::vector<device::IsaLevel> levels = {device::IsaLevel::kAvx2, device::IsaLevel::kAvx512,
+                                          device::IsaLevel::kNeon};
   for (int op = kernels::vec::kActClip; op <= kernels::vec::kActSigmoid; ++op) {
     const float p0 = op == kernels::vec::kActClip ? -1.5f : 0.2f,
                 p1 = op == kernels::vec::kActClip ? 6.0f : 0.5f;
@@ -312,43 +314,51 @@ TEST(VecAct, IsasAgreeBitForBitAndWithTheMath) {
 // The vectorised 16-bit conversions give the scalar conversions' bits: every
 // float16 / bfloat16 code widened, and floats around every rounding case narrowed.
 TEST(VecHalf, AgreesWithTheScalarConversions) {
-  if (device::host_isa_level() < device::IsaLevel::kAvx2) GTEST_SKIP() << "no AVX2";
   const kernels::vec::HalfConvert& ref = kernels::vec::half_convert(device::IsaLevel::kRef);
-  const kernels::vec::HalfConvert& avx = kernels::vec::half_convert(device::IsaLevel::kAvx2);
-  std::vector<uint16_t> codes(65536 + 3);
-  for (size_t i = 0; i < codes.size(); ++i) codes[i] = uint16_t(i);
-  std::vector<float> a(codes.size()), b(codes.size());
-  for (bool bf : {false, true}) {
-    (bf ? ref.bf16_to_f32 : ref.f16_to_f32)(codes.data(), a.data(), codes.size());
-    (bf ? avx.bf16_to_f32 : avx.f16_to_f32)(codes.data(), b.data(), codes.size());
-    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0) << (bf ? "bf16" : "f16");
-  }
-  // Floats: every float16 value and the midpoints and neighbours between them,
-  // bfloat16 ties, huge values, subnormals, infinities and NaNs.
-  std::vector<float> f;
-  for (uint32_t h = 0; h < 0x10000; h += 7) {
-    float v = half_to_float(uint16_t(h)), w = half_to_float(uint16_t(h + 1));
-    f.push_back(v);
-    if (std::isfinite(v) && std::isfinite(w)) {
-      float mid = (v + w) / 2;
-      f.push_back(mid);
-      f.push_back(std::nextafter(mid, 0.0f));
-      f.push_back(std::nextafter(mid, 1e30f));
+  bool ran = false;
+  for (device::IsaLevel level : {device::IsaLevel::kAvx2, device::IsaLevel::kNeon}) {
+    if (!(level <= device::host_isa_level())) continue;
+    ran = true;
+    const std::string name(device::isa_level_name(level));
+    const kernels::vec::HalfConvert& vec = kernels::vec::half_convert(level);
+    std::vector<uint16_t> codes(65536 + 3);
+    for (size_t i = 0; i < codes.size(); ++i) codes[i] = uint16_t(i);
+    std::vector<float> a(codes.size()), b(codes.size());
+    for (bool bf : {false, true}) {
+      (bf ? ref.bf16_to_f32 : ref.f16_to_f32)(codes.data(), a.data(), codes.size());
+      (bf ? vec.bf16_to_f32 : vec.f16_to_f32)(codes.data(), b.data(), codes.size());
+      EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0)
+          << (bf ? "bf16" : "f16") << " " << name;
+    }
+    // Floats: every float16 value and the midpoints and neighbours between them,
+    // bfloat16 ties, huge values, subnormals, infinities and NaNs.
+    std::vector<float> f;
+    for (uint32_t h = 0; h < 0x10000; h += 7) {
+      float v = half_to_float(uint16_t(h)), w = half_to_float(uint16_t(h + 1));
+      f.push_back(v);
+      if (std::isfinite(v) && std::isfinite(w)) {
+        float mid = (v + w) / 2;
+        f.push_back(mid);
+        f.push_back(std::nextafter(mid, 0.0f));
+        f.push_back(std::nextafter(mid, 1e30f));
+      }
+    }
+    for (uint32_t bits : {0x3f808000u, 0x3f818000u, 0x7f7fffffu, 0x00000001u, 0x7f800001u,
+                          0xffc00001u, 0x477ff000u, 0x477fefffu, 0x33000000u, 0x33000001u}) {
+      float v;
+      std::memcpy(&v, &bits, 4);
+      f.push_back(v);
+    }
+    std::vector<uint16_t> x(f.size()), y(f.size());
+    for (bool bf : {false, true}) {
+      (bf ? ref.f32_to_bf16 : ref.f32_to_f16)(f.data(), x.data(), f.size());
+      (bf ? vec.f32_to_bf16 : vec.f32_to_f16)(f.data(), y.data(), f.size());
+      for (size_t i = 0; i < f.size(); ++i)
+        ASSERT_EQ(x[i], y[i]) << (bf ? "bf16" : "f16") << " of " << f[i] << " (element " << i
+                              << ") " << name;
     }
   }
-  for (uint32_t bits : {0x3f808000u, 0x3f818000u, 0x7f7fffffu, 0x00000001u, 0x7f800001u,
-                        0xffc00001u, 0x477ff000u, 0x477fefffu, 0x33000000u, 0x33000001u}) {
-    float v;
-    std::memcpy(&v, &bits, 4);
-    f.push_back(v);
-  }
-  std::vector<uint16_t> x(f.size()), y(f.size());
-  for (bool bf : {false, true}) {
-    (bf ? ref.f32_to_bf16 : ref.f32_to_f16)(f.data(), x.data(), f.size());
-    (bf ? avx.f32_to_bf16 : avx.f32_to_f16)(f.data(), y.data(), f.size());
-    for (size_t i = 0; i < f.size(); ++i)
-      ASSERT_EQ(x[i], y[i]) << (bf ? "bf16" : "f16") << " of " << f[i] << " (element " << i << ")";
-  }
+  if (!ran) GTEST_SKIP() << "no AVX2 or NEON";
 }
 
 // Single-operator float models on a large tensor (vectorised paths, masked

@@ -26,7 +26,7 @@ using device::IsaLevel;
 // Every variant this host runs (the cap in ONNX_PREPACK_MAX_ISA included).
 std::vector<const kernels::vec::VecKernels*> variants() {
   std::vector<const kernels::vec::VecKernels*> v;
-  for (IsaLevel l : {IsaLevel::kRef, IsaLevel::kAvx2, IsaLevel::kAvx512}) {
+  for (IsaLevel l : {IsaLevel::kRef, IsaLevel::kAvx2, IsaLevel::kAvx512, IsaLevel::kNeon}) {
     if (l <= device::host_isa_level()) v.push_back(&kernels::vec::vec_kernels(l));
   }
   return v;

@@ -1,9 +1,9 @@
 // Vectorised float activations with up to two parameters (Clip, HardSigmoid,
 // HardSwish, LeakyRelu, Exp, Sigmoid): large elementwise maps in CNNs such as
-// PaddleOCR. One translation unit per ISA (vec_act_avx2.cc, vec_act_avx512.cc)
-// and a portable twin (vec_act_ref.cc) that evaluates the same operation
-// sequence (explicit FMAs, maxps/minps operand order), so all three agree bit
-// for bit. Exp uses the range reduction and polynomial of vec_math.h (about 2
+// PaddleOCR. One translation unit per ISA (vec_act_avx2.cc, vec_act_avx512.cc,
+// vec_act_neon.cc) and a portable twin (vec_act_ref.cc) that evaluates the same
+// operation sequence (explicit FMAs, maxps/minps operand order), so all agree
+// bit for bit. Exp uses the range reduction and polynomial of vec_math.h (about 2
 // ulp), with overflow to +inf above ln(FLT_MAX) and 0 below the normal range.
 #pragma once
 
@@ -28,6 +28,7 @@ using ActFn = void (*)(int op, const float* x, float* y, size_t n, float p0, flo
 void f32_act_ref(int op, const float* x, float* y, size_t n, float p0, float p1);
 void f32_act_avx2(int op, const float* x, float* y, size_t n, float p0, float p1);
 void f32_act_avx512(int op, const float* x, float* y, size_t n, float p0, float p1);
+void f32_act_neon(int op, const float* x, float* y, size_t n, float p0, float p1);
 
 // The variant for `level`, and for device::host_isa_level() now.
 ActFn act_kernel(device::IsaLevel level);

@@ -1,4 +1,4 @@
-// Portable twin of vec_act_avx2.cc / vec_act_avx512.cc (see vec_act.h).
+// Portable twin of vec_act_avx2.cc / vec_act_avx512.cc / vec_act_neon.cc (see vec_act.h).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -49,6 +49,8 @@ ActFn act_kernel(device::IsaLevel level) {
 #if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
   if (level >= device::IsaLevel::kAvx512) return f32_act_avx512;
   if (level >= device::IsaLevel::kAvx2) return f32_act_avx2;
+#elif defined(__aarch64__)  // the _neon units: aarch64 only
+  if (level >= device::IsaLevel::kNeon) return f32_act_neon;
 #else
   (void)level;
 #endif

@@ -1,7 +1,7 @@
 // float16 / bfloat16 <-> float conversion of arrays for the half adapter
-// (runtime/half_adapter.cc): F16C and AVX2 variants (vec_half_avx2.cc) and a
-// portable twin (vec_half_ref.cc, on the scalar conversions below). Round to
-// nearest even; NaNs stay NaN (quieted); all variants give the same bits.
+// (runtime/half_adapter.cc): F16C and AVX2 variants (vec_half_avx2.cc), NEON
+// ones (vec_half_neon.cc) and a portable twin (vec_half_ref.cc, on the scalar conversions below).
+// Round to nearest even; NaNs stay NaN (quieted); all variants give the same bits.
 #pragma once
 
 #include <cstddef>
@@ -32,8 +32,13 @@ void f16_to_f32_avx2(const uint16_t* x, float* y, size_t n);
 void f32_to_f16_avx2(const float* x, uint16_t* y, size_t n);
 void bf16_to_f32_avx2(const uint16_t* x, float* y, size_t n);
 void f32_to_bf16_avx2(const float* x, uint16_t* y, size_t n);
+void f16_to_f32_neon(const uint16_t* x, float* y, size_t n);
+void f32_to_f16_neon(const float* x, uint16_t* y, size_t n);
+void bf16_to_f32_neon(const uint16_t* x, float* y, size_t n);
+void f32_to_bf16_neon(const float* x, uint16_t* y, size_t n);
 
-// The variant for `level` (AVX-512 hosts use the AVX2 one), and for the host.
+// The variant for `level` (AVX-512 hosts use the AVX2 one; aarch64 hosts the
+// NEON one), and for the host.
 const HalfConvert& half_convert(device::IsaLevel level);
 const HalfConvert& host_half_convert();
 

@@ -1,4 +1,4 @@
-// Portable twin of vec_half_avx2.cc (see vec_half.h).
+// Portable twin of vec_half_avx2.cc and vec_half_neon.cc (see vec_half.h).
 #include <cstring>
 
 #include "kernels/vec_math/vec_half.h"
@@ -96,6 +96,10 @@ const HalfConvert& half_convert(device::IsaLevel level) {
   static const HalfConvert kAvx2 = {f16_to_f32_avx2, f32_to_f16_avx2, bf16_to_f32_avx2,
                                     f32_to_bf16_avx2};
   if (level >= device::IsaLevel::kAvx2) return kAvx2;
+#elif defined(__aarch64__)  // the _neon units: aarch64 only
+  static const HalfConvert kNeon = {f16_to_f32_neon, f32_to_f16_neon, bf16_to_f32_neon,
+                                    f32_to_bf16_neon};
+  if (level >= device::IsaLevel::kNeon) return kNeon;
 #else
   (void)level;
 #endif

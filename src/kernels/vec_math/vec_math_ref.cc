@@ -1,4 +1,4 @@
-// Portable twin of vec_math_avx2.cc / vec_math_avx512.cc: the same operation
+// Portable twin of vec_math_avx2.cc / vec_math_avx512.cc / vec_math_neon.cc: the same operation
 // sequence per element (std::fma where they use an FMA), so the elementwise
 // results are bit-identical; the tests' oracle and the fallback without AVX2.
 #include <cmath>
@@ -162,6 +162,12 @@ const VecKernels& vec_kernels(device::IsaLevel level) {
       f32_exp_avx512};
   if (level >= device::IsaLevel::kAvx512) return kAvx512;
   if (level >= device::IsaLevel::kAvx2) return kAvx2;
+#elif defined(__aarch64__)  // the _neon units: aarch64 only
+  static const VecKernels kNeon = {
+      "neon",        f32_binary_neon,    f32_erf_neon,          f32_tanh_neon,
+      f32_gelu_neon, f32_gelu_tanh_neon, f32_softmax_rows_neon, f32_layer_norm_rows_neon,
+      f32_exp_neon};
+  if (level >= device::IsaLevel::kNeon) return kNeon;
 #else
   (void)level;
 #endif

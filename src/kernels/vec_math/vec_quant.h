@@ -1,7 +1,7 @@
 // Vectorised DynamicQuantizeLinear (float -> uint8 per tensor): the min / max
 // reduction and the quantize pass, one translation unit per ISA
-// (vec_quant_avx2.cc, vec_quant_avx512.cc) and a portable twin
-// (vec_quant_ref.cc). All three give the bits of the scalar definition:
+// (vec_quant_avx2.cc, vec_quant_avx512.cc, vec_quant_neon.cc) and a portable
+// twin (vec_quant_ref.cc). All give the bits of the scalar definition:
 //
 //   lo = min(0, min x), hi = max(0, max x)  NaN elements skipped (a NaN never
 //                                            wins minps(x, lo) / maxps(x, hi))
@@ -33,10 +33,12 @@ using QuantizeU8Fn = void (*)(const float* x, uint8_t* y, size_t n, float scale,
 void f32_minmax_ref(const float* x, size_t n, float* lo, float* hi);
 void f32_minmax_avx2(const float* x, size_t n, float* lo, float* hi);
 void f32_minmax_avx512(const float* x, size_t n, float* lo, float* hi);
+void f32_minmax_neon(const float* x, size_t n, float* lo, float* hi);
 
 void f32_quantize_u8_ref(const float* x, uint8_t* y, size_t n, float scale, float zp);
 void f32_quantize_u8_avx2(const float* x, uint8_t* y, size_t n, float scale, float zp);
 void f32_quantize_u8_avx512(const float* x, uint8_t* y, size_t n, float scale, float zp);
+void f32_quantize_u8_neon(const float* x, uint8_t* y, size_t n, float scale, float zp);
 
 struct QuantKernels {
   const char* isa;
@@ -44,7 +46,7 @@ struct QuantKernels {
   QuantizeU8Fn quantize_u8;
 };
 
-// The variant for `level` (ref, avx2 or avx512), and for device::host_isa_level() now.
+// The variant for `level` (ref, avx2, avx512 or neon), and for device::host_isa_level() now.
 const QuantKernels& quant_kernels(device::IsaLevel level);
 const QuantKernels& host_quant_kernels();
 

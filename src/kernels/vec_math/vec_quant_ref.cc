@@ -1,4 +1,4 @@
-// Portable twin of vec_quant_avx2.cc / vec_quant_avx512.cc (see vec_quant.h).
+// Portable twin of vec_quant_avx2.cc / vec_quant_avx512.cc / vec_quant_neon.cc (see vec_quant.h).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -50,6 +50,9 @@ const QuantKernels& quant_kernels(device::IsaLevel level) {
   static const QuantKernels kAvx512 = {"avx512", f32_minmax_avx512, f32_quantize_u8_avx512};
   if (level >= device::IsaLevel::kAvx512) return kAvx512;
   if (level >= device::IsaLevel::kAvx2) return kAvx2;
+#elif defined(__aarch64__)  // the _neon units: aarch64 only
+  static const QuantKernels kNeon = {"neon", f32_minmax_neon, f32_quantize_u8_neon};
+  if (level >= device::IsaLevel::kNeon) return kNeon;
 #else
   (void)level;
 #endif

@@ -1,7 +1,7 @@
 // Requantizing int32 accumulators to 8 bits, the output stage of QLinearConv
 // (runtime/ops/quant/integer_conv.cc): one translation unit per ISA
-// (vec_requant_avx2.cc, vec_requant_avx512.cc) and a portable twin
-// (vec_requant_ref.cc), all three the bits of requant_value below.
+// (vec_requant_avx2.cc, vec_requant_avx512.cc, vec_requant_neon.cc) and a
+// portable twin (vec_requant_ref.cc), all the bits of requant_value below.
 //
 // Each value is clamped to the output's range less the zero point before it is
 // rounded: for a finite product that is round(v) + zp saturated (the rounding
@@ -40,13 +40,15 @@ void requant_row_avx2(const int32_t* c, const int32_t* bias, const float* mult, 
                       int32_t zp, bool y_signed, uint8_t* y);
 void requant_row_avx512(const int32_t* c, const int32_t* bias, const float* mult, size_t n,
                         int32_t zp, bool y_signed, uint8_t* y);
+void requant_row_neon(const int32_t* c, const int32_t* bias, const float* mult, size_t n,
+                      int32_t zp, bool y_signed, uint8_t* y);
 
 struct RequantKernels {
   const char* isa;
   RequantRowFn row;
 };
 
-// The variant for `level` (ref, avx2 or avx512), and for device::host_isa_level() now.
+// The variant for `level` (ref, avx2, avx512 or neon), and for device::host_isa_level() now.
 const RequantKernels& requant_kernels(device::IsaLevel level);
 const RequantKernels& host_requant_kernels();
 

@@ -1,4 +1,5 @@
-// Portable twin of vec_requant_avx2.cc / vec_requant_avx512.cc (see vec_requant.h).
+// Portable twin of vec_requant_avx2.cc / vec_requant_avx512.cc / vec_requant_neon.cc
+// (see vec_requant.h).
 #include "kernels/vec_math/vec_requant.h"
 
 namespace onnx_prepack::kernels::vec {
@@ -19,6 +20,9 @@ const RequantKernels& requant_kernels(device::IsaLevel level) {
   static const RequantKernels kAvx512 = {"avx512", requant_row_avx512};
   if (level >= device::IsaLevel::kAvx512) return kAvx512;
   if (level >= device::IsaLevel::kAvx2) return kAvx2;
+#elif defined(__aarch64__)  // the _neon units: aarch64 only
+  static const RequantKernels kNeon = {"neon", requant_row_neon};
+  if (level >= device::IsaLevel::kNeon) return kNeon;
 #else
   (void)level;
 #endif
