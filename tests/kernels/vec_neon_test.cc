@@ -390,9 +390,9 @@ TEST(VecNeon, RequantGivesRefBitsAtEveryLength) {
   }
 }
 
-TEST(VecNeon, HalfConversionsGiveRefBitsAtEveryLength) {
+// Every conversion of `v` against the ref's, bit for bit.
+void expect_half_ref_bits(const HalfConvert& v) {
   const HalfConvert& r = half_convert(IsaLevel::kRef);
-  const HalfConvert& v = half_convert(IsaLevel::kNeon);
   // Every 16-bit code (f16 signalling NaNs come out quiet in both), widened
   // from offsets that put each code in every lane.
   std::vector<uint16_t> codes(65536 + 8);
@@ -449,6 +449,23 @@ TEST(VecNeon, HalfConversionsGiveRefBitsAtEveryLength) {
       ASSERT_EQ(g, w) << (bf ? "bf16" : "f16") << " n " << n;
     }
   }
+}
+
+TEST(VecNeon, HalfConversionsGiveRefBitsAtEveryLength) {
+  const HalfConvert& v = half_convert(IsaLevel::kNeon);
+  EXPECT_EQ(v.f32_to_bf16, f32_to_bf16_neon);
+  expect_half_ref_bits(v);
+}
+
+// BFCVTN's f32 -> bf16 (vec_half_bf16.cc), on hosts with FEAT_BF16 (qemu -cpu max).
+TEST(VecNeon, Bf16ConversionGivesRefBitsAtEveryLength) {
+  if (!device::detect_cpu_features().bf16) GTEST_SKIP() << "host without FEAT_BF16";
+  const HalfConvert& v = half_convert(IsaLevel::kNeon, true);
+  ASSERT_EQ(v.f32_to_bf16, f32_to_bf16_bfcvt);
+  expect_half_ref_bits(v);
+  // The host's table takes it, unless a cap at dotprod or below drops bf16.
+  const bool kept = device::host_cpu_features().bf16;
+  EXPECT_EQ(host_half_convert().f32_to_bf16 == f32_to_bf16_bfcvt, kept);
 }
 
 }  // namespace

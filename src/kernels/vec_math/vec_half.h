@@ -36,10 +36,13 @@ void f16_to_f32_neon(const uint16_t* x, float* y, size_t n);
 void f32_to_f16_neon(const float* x, uint16_t* y, size_t n);
 void bf16_to_f32_neon(const uint16_t* x, float* y, size_t n);
 void f32_to_bf16_neon(const float* x, uint16_t* y, size_t n);
+// BFCVTN (vec_half_bf16.cc, aarch64 with FEAT_BF16).
+void f32_to_bf16_bfcvt(const float* x, uint16_t* y, size_t n);
 
 // The variant for `level` (AVX-512 hosts use the AVX2 one; aarch64 hosts the
-// NEON one), and for the host.
-const HalfConvert& half_convert(device::IsaLevel level);
+// NEON one, with BFCVTN for f32 -> bf16 when `bf16`, FEAT_BF16, is set), and
+// for the host (its capped level and bf16 feature).
+const HalfConvert& half_convert(device::IsaLevel level, bool bf16 = false);
 const HalfConvert& host_half_convert();
 
 }  // namespace onnx_prepack::kernels::vec

@@ -89,7 +89,7 @@ void f32_to_bf16_ref(const float* x, uint16_t* y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = float_to_bfloat16(x[i]);
 }
 
-const HalfConvert& half_convert(device::IsaLevel level) {
+const HalfConvert& half_convert(device::IsaLevel level, bool bf16) {
   static const HalfConvert kRef = {f16_to_f32_ref, f32_to_f16_ref, bf16_to_f32_ref,
                                    f32_to_bf16_ref};
 #if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
@@ -99,13 +99,19 @@ const HalfConvert& half_convert(device::IsaLevel level) {
 #elif defined(__aarch64__)  // the _neon units: aarch64 only
   static const HalfConvert kNeon = {f16_to_f32_neon, f32_to_f16_neon, bf16_to_f32_neon,
                                     f32_to_bf16_neon};
-  if (level >= device::IsaLevel::kNeon) return kNeon;
+  static const HalfConvert kNeonBf16 = {f16_to_f32_neon, f32_to_f16_neon, bf16_to_f32_neon,
+                                        f32_to_bf16_bfcvt};
+  if (level >= device::IsaLevel::kNeon) return bf16 ? kNeonBf16 : kNeon;
 #else
   (void)level;
 #endif
+  (void)bf16;
   return kRef;
 }
 
-const HalfConvert& host_half_convert() { return half_convert(device::host_isa_level()); }
+const HalfConvert& host_half_convert() {
+  const device::CpuFeatures f = device::host_cpu_features();
+  return half_convert(device::isa_level_of(f), f.bf16);
+}
 
 }  // namespace onnx_prepack::kernels::vec
