@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/vec_math/vec_half.h"
+#include "kernels/vec_math/vec_half_binary.h"
 #include "pack/pack_family.h"
 #include "runtime/op_signature.h"
 #include "runtime/ops/dispatch.h"
@@ -122,6 +123,51 @@ class HalfKernel final : public Kernel {
   std::vector<const void*> constant_ptrs_;  // per input: widened constant, or null
   size_t total_ = 0;
 };
+
+// FLOAT16 Add/Sub/Mul/Div computed on the 16-bit values (vec_half_binary.h):
+// the same bits as widening, the float kernel and narrowing, without the
+// float scratch. Each input is the output's layout (stride 1) or one element
+// (stride 0); a constant input's bits are copied at build.
+class HalfBinaryKernel final : public Kernel {
+ public:
+  HalfBinaryKernel(kernels::vec::HalfBinaryFn fn, int op, size_t sa, size_t sb, int64_t n,
+                   std::vector<uint16_t> const_a, std::vector<uint16_t> const_b)
+      : fn_(fn),
+        op_(op),
+        sa_(sa),
+        sb_(sb),
+        n_(n),
+        const_a_(std::move(const_a)),
+        const_b_(std::move(const_b)) {}
+
+  void run(const KernelIO& io) const override {
+    const auto* a = const_a_.empty() ? static_cast<const uint16_t*>(io.in[0]) : const_a_.data();
+    const auto* b = const_b_.empty() ? static_cast<const uint16_t*>(io.in[1]) : const_b_.data();
+    auto* o = static_cast<uint16_t*>(io.out[0]);
+    if (a == nullptr || b == nullptr || o == nullptr) return;
+    parallel_range(io.pool, n_, 16384, [&](int64_t s, int64_t e) {
+      fn_(op_, a + size_t(s) * sa_, sa_, b + size_t(s) * sb_, sb_, o + s, size_t(e - s));
+    });
+  }
+
+ private:
+  kernels::vec::HalfBinaryFn fn_;
+  int op_;
+  size_t sa_, sb_;
+  int64_t n_;
+  std::vector<uint16_t> const_a_, const_b_;
+};
+
+// The vec::BinaryOp of an ONNX Add/Sub/Mul/Div node, or -1.
+int half_binary_op(const onnx::NodeProto& node) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return -1;
+  const std::string& t = node.op_type();
+  if (t == "Add") return kernels::vec::kAdd;
+  if (t == "Sub") return kernels::vec::kSub;
+  if (t == "Mul") return kernels::vec::kMul;
+  if (t == "Div") return kernels::vec::kDiv;
+  return -1;
+}
 
 HostTensor widen_constant(const Tensor& t) {
   HostTensor h = HostTensor::allocate(kFloat, t.shape);
@@ -245,6 +291,35 @@ Result<std::unique_ptr<Kernel>> build_with_half_adapter(const OpEntry& op, Build
   const bool constants = std::any_of(constant_ptrs.begin(), constant_ptrs.end(),
                                      [](const void* p) { return p != nullptr; });
   if (ins.empty() && outs.empty() && !constants) return std::move(*built);
+  // FLOAT16 Add/Sub/Mul/Div, neither input nor the output held as float, each
+  // input the output's shape or one element: the FEAT_FP16 kernel where the
+  // host has it (aarch64), on the 16-bit buffers.
+  const int bop = half_binary_op(ctx.node());
+  const kernels::vec::HalfBinaryFn hfn = bop >= 0 ? kernels::vec::half_binary_select() : nullptr;
+  if (hfn != nullptr && ctx.input_count() == 2 && outs.size() == 1 && outs[0].index == 0 &&
+      outs[0].dtype == kFloat16) {
+    const int64_t n = outs[0].count;
+    size_t stride[2] = {0, 0};
+    std::vector<uint16_t> bits[2];
+    bool fits = true;
+    for (int i = 0; i < 2 && fits; ++i) {
+      fits = ctx.has_input(i) && ctx.input(i).dtype == kFloat16 && !carried(i);
+      if (!fits) break;
+      const ValueDesc& d = ctx.input(i);
+      const int64_t m = shape_numel(d.shape);
+      fits = m == n || m == 1;
+      stride[i] = m == n ? 1 : 0;
+      if (fits && d.value != nullptr) {
+        const auto* p = static_cast<const uint16_t*>(d.value->data);
+        bits[i].assign(p, p + m);
+        fits = m > 0;  // an empty constant: no buffer to point at (n is 0: any path)
+      }
+    }
+    if (fits) {
+      return std::unique_ptr<Kernel>(new HalfBinaryKernel(hfn, bop, stride[0], stride[1], n,
+                                                          std::move(bits[0]), std::move(bits[1])));
+    }
+  }
   return std::unique_ptr<Kernel>(new HalfKernel(std::move(*built), std::move(ins), std::move(outs),
                                                 std::move(widened), std::move(constant_ptrs)));
 }
