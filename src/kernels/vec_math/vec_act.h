@@ -30,6 +30,29 @@ void f32_act_avx2(int op, const float* x, float* y, size_t n, float p0, float p1
 void f32_act_avx512(int op, const float* x, float* y, size_t n, float p0, float p1);
 void f32_act_neon(int op, const float* x, float* y, size_t n, float p0, float p1);
 
+// Calls body.template operator()<kOp>() with the activation `op` as a
+// compile-time constant (each ISA's run<kOp>), or returns false for an op not
+// listed above (the variants then call the ref twin).
+template <class Body>
+inline bool with_act_op(int op, Body&& body) {
+  switch (op) {
+    case kActClip:
+      return body.template operator()<kActClip>(), true;
+    case kActHardSigmoid:
+      return body.template operator()<kActHardSigmoid>(), true;
+    case kActHardSwish:
+      return body.template operator()<kActHardSwish>(), true;
+    case kActLeakyRelu:
+      return body.template operator()<kActLeakyRelu>(), true;
+    case kActExp:
+      return body.template operator()<kActExp>(), true;
+    case kActSigmoid:
+      return body.template operator()<kActSigmoid>(), true;
+    default:
+      return false;
+  }
+}
+
 // The variant for `level`, and for device::host_isa_level() now.
 ActFn act_kernel(device::IsaLevel level);
 ActFn host_act_kernel();

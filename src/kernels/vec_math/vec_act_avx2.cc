@@ -68,22 +68,8 @@ void run(const float* x, float* y, size_t n, float p0, float p1) {
 }  // namespace
 
 void f32_act_avx2(int op, const float* x, float* y, size_t n, float p0, float p1) {
-  switch (op) {
-    case kActClip:
-      return run<kActClip>(x, y, n, p0, p1);
-    case kActHardSigmoid:
-      return run<kActHardSigmoid>(x, y, n, p0, p1);
-    case kActHardSwish:
-      return run<kActHardSwish>(x, y, n, p0, p1);
-    case kActLeakyRelu:
-      return run<kActLeakyRelu>(x, y, n, p0, p1);
-    case kActExp:
-      return run<kActExp>(x, y, n, p0, p1);
-    case kActSigmoid:
-      return run<kActSigmoid>(x, y, n, p0, p1);
-    default:
-      f32_act_ref(op, x, y, n, p0, p1);
-  }
+  const bool vectorised = with_act_op(op, [&]<int kOp>() { run<kOp>(x, y, n, p0, p1); });
+  if (!vectorised) f32_act_ref(op, x, y, n, p0, p1);
 }
 
 }  // namespace onnx_prepack::kernels::vec
