@@ -226,6 +226,8 @@ TEST(QGemmAarch64, MicrokernelsAreBitwiseTheReference) {
   };
   std::vector<Pair> pairs = {{"q_gemm_l0_neon", q_gemm_l0_neon, q_gemm_l0_ref, 0}};
   if (host.dotprod) pairs.push_back({"q_gemm_l4_dotprod", q_gemm_l4_dotprod, q_gemm_l4_ref, 4});
+  if (host.dotprod && host.i8mm)
+    pairs.push_back({"q_gemm_l4_i8mm", q_gemm_l4_i8mm, q_gemm_l4_ref, 4});
   // The capped selector picks them: NEON level 0 everywhere, SDOT only with dotprod.
   EXPECT_EQ(q_gemm_select(device::cap_cpu_features(host, device::IsaLevel::kNeon)).l0,
             q_gemm_l0_neon);
@@ -236,6 +238,10 @@ TEST(QGemmAarch64, MicrokernelsAreBitwiseTheReference) {
   if (host.dotprod) {
     EXPECT_EQ(q_gemm_select(device::cap_cpu_features(host, device::IsaLevel::kDotprod)).l4,
               q_gemm_l4_dotprod);
+  }
+  if (host.dotprod && host.i8mm) {
+    EXPECT_EQ(q_gemm_select(device::cap_cpu_features(host, device::IsaLevel::kI8mm)).l4,
+              q_gemm_l4_i8mm);
   }
   int compared = 0;
   for (int bits : {4, 8}) {

@@ -35,7 +35,8 @@ QGemmKernels q_gemm_select(const device::CpuFeatures& f) {
   if (avx512 && f.avx512vnni) return {"q_gemm_avx512vnni", q_gemm_l0_avx512, q_gemm_l4_avx512vnni};
   if (avx512) return {"q_gemm_avx512", q_gemm_l0_avx512, q_gemm_l4_avx512};
   if (f.avx2 && f.fma && f.f16c) return {"q_gemm_avx2", q_gemm_l0_avx2, q_gemm_l4_avx2};
-#elif defined(__aarch64__)  // the _neon / _dotprod units are built on aarch64 only
+#elif defined(__aarch64__)  // the _neon / _dotprod / _i8mm units are built on aarch64 only
+  if (f.neon && f.dotprod && f.i8mm) return {"q_gemm_i8mm", q_gemm_l0_neon, q_gemm_l4_i8mm};
   if (f.neon && f.dotprod) return {"q_gemm_dotprod", q_gemm_l0_neon, q_gemm_l4_dotprod};
   if (f.neon) return {"q_gemm_neon", q_gemm_l0_neon, q_gemm_l4_ref};
 #else

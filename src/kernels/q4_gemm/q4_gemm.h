@@ -96,11 +96,14 @@ void q_gemm_l4_avx512(const QGemmShape&, const QARow*, size_t, const uint8_t*, i
 void q_gemm_l4_avx512vnni(const QGemmShape&, const QARow*, size_t, const uint8_t*, int64_t, int64_t,
                           float*, size_t, const float*);
 // aarch64 (built there only): level 0 in NEON FMAs (2 rows x 1 panel), level 4
-// in SDOT (4 rows x 1 panel, needs dotprod).
+// in SDOT (4 rows x 1 panel, needs dotprod) or SMMLA (4 rows x 1 panel, needs
+// i8mm; the same panels).
 void q_gemm_l0_neon(const QGemmShape&, const QARow*, size_t, const uint8_t*, int64_t, int64_t,
                     float*, size_t, const float*);
 void q_gemm_l4_dotprod(const QGemmShape&, const QARow*, size_t, const uint8_t*, int64_t, int64_t,
                        float*, size_t, const float*);
+void q_gemm_l4_i8mm(const QGemmShape&, const QARow*, size_t, const uint8_t*, int64_t, int64_t,
+                    float*, size_t, const float*);
 
 struct QGemmKernels {
   const char* name;

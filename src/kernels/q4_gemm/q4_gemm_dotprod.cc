@@ -22,6 +22,7 @@
 #include <arm_neon.h>
 
 #include "kernels/q4_gemm/q4_gemm.h"
+#include "kernels/q4_gemm/q4_gemm_block_dotprod.h"
 #include "kernels/q4_gemm/q4_gemm_tile_neon.h"
 #include "kernels/row_tiles.h"
 
@@ -33,8 +34,6 @@ constexpr int kRowTile = 4;
 template <int kBits, int kRows>
 void l4_tile(const QGemmShape& s, const QARow* rows, const uint8_t* panel, int64_t p, float* c,
              size_t ldc, const float* bias) {
-  [[maybe_unused]] const uint8x16_t low4 = vdupq_n_u8(0x0F), flip = vdupq_n_u8(0x80);
-  [[maybe_unused]] const int8x16_t ones = vdupq_n_s8(1);
   const int pairs = s.block / 8;  // 8 k's: one 4-bit group, two 8-bit groups
   float32x4_t acc[kRows][4];
   for (int r = 0; r < kRows; ++r) {
@@ -52,40 +51,14 @@ void l4_tile(const QGemmShape& s, const QARow* rows, const uint8_t* panel, int64
       for (int r = 0; r < kRows; ++r) qa[r] = vld1_s8(rows[r].qa + k0 + 8 * g);
       for (int h = 0; h < 4; ++h) {
         int8x16_t first, second;  // codes of bytes 0..3 and 4..7 of qa
-        if constexpr (kBits == 4) {
-          const uint8x16_t v = vld1q_u8(rec + g * 64 + h * 16);
-          first = vreinterpretq_s8_u8(vandq_u8(v, low4));
-          second = vreinterpretq_s8_u8(vshrq_n_u8(v, 4));
-        } else {
-          first = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(rec + 2 * g * 64 + h * 16), flip));
-          second = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(rec + (2 * g + 1) * 64 + h * 16), flip));
-        }
+        load_codes<kBits>(rec, g, h, first, second);
         for (int r = 0; r < kRows; ++r) {
           dot[r][h] = vdotq_lane_s32(dot[r][h], first, qa[r], 0);
           dot[r][h] = vdotq_lane_s32(dot[r][h], second, qa[r], 1);
         }
       }
     }
-    if constexpr (kBits == 8) {
-      for (int r = 0; r < kRows; ++r) {
-        int32x4_t sum = vdupq_n_s32(0);
-        for (int i = 0; i < s.block; i += 16)
-          sum = vdotq_s32(sum, vld1q_s8(rows[r].qa + k0 + i), ones);
-        const int32x4_t shift = vdupq_n_s32(128 * vaddvq_s32(sum));
-        for (int h = 0; h < 4; ++h) dot[r][h] = vaddq_s32(dot[r][h], shift);
-      }
-    }
-    const float* scales = reinterpret_cast<const float*>(rec + s.code_bytes());
-    const float* corr = scales + kQPanel;
-    for (int r = 0; r < kRows; ++r) {
-      const float32x4_t sa = vdupq_n_f32(rows[r].a_scale[kb]);
-      const float32x4_t qsum = vdupq_n_f32(rows[r].a_qsum[kb]);
-      for (int h = 0; h < 4; ++h) {
-        const float32x4_t scale = vmulq_f32(vld1q_f32(scales + 4 * h), sa);
-        acc[r][h] = vfmaq_f32(acc[r][h], vcvtq_f32_s32(dot[r][h]), scale);
-        acc[r][h] = vfmsq_f32(acc[r][h], vld1q_f32(corr + 4 * h), qsum);
-      }
-    }
+    add_block_dots<kBits, kRows>(s, rows, kb, rec, dot, acc);
   }
   store_tile<kRows>(acc, s, p, c, ldc, bias);
 }
