@@ -151,7 +151,10 @@ TEST(HalfBinary, Float16ArithmeticIsBitwiseTheFloatComputation) {
   const auto capped = run(x, y, device::IsaLevel::kNeon);  // no fp16: widening
   ASSERT_EQ(fast.size(), 7u);
   ASSERT_EQ(capped.size(), 7u);
+#if defined(__aarch64__)
+  // One FP unit for the half and the float operations: the same NaN rules.
   EXPECT_EQ(fast, capped);
+#endif
   std::cout << "[half binary] fp16 kernel "
             << (kernels::vec::half_binary_select() != nullptr ? "selected" : "not available")
             << "\n";
@@ -162,6 +165,11 @@ TEST(HalfBinary, Float16ArithmeticIsBitwiseTheFloatComputation) {
     const uint16_t first[7] = {a, a, a, a, a, kScalar, fast[0][i]};
     for (size_t k = 0; k < 7; ++k) {
       const uint16_t second = k == 4 ? kScalar : b;
+      // On x86-64 the capped (ref) and vectorised float kernels may return
+      // either NaN where two meet, as the scalar expression above may.
+      ASSERT_TRUE(same(fast[k][i], capped[k][i], first[k], second))
+          << "output " << k << " element " << i << ": " << std::hex << fast[k][i] << " vs capped "
+          << capped[k][i] << " (" << first[k] << ", " << second << ")";
       ASSERT_TRUE(same(fast[k][i], want[k], first[k], second))
           << "output " << k << " element " << i << ": " << std::hex << fast[k][i] << " vs "
           << want[k] << " (" << first[k] << ", " << second << ")";
