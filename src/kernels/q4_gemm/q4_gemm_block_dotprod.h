@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/q4_gemm/q4_gemm.h"
+#include "kernels/row_tiles.h"
 
 namespace onnx_prepack::kernels {
 
@@ -55,6 +56,26 @@ inline void load_codes(const uint8_t* rec, int g, int h, int8x16_t& first, int8x
     const uint8x16_t flip = vdupq_n_u8(0x80);
     first = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(rec + 2 * g * 64 + h * 16), flip));
     second = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(rec + (2 * g + 1) * 64 + h * 16), flip));
+  }
+}
+
+// The level-4 driver loop of both kernels: panels p0..p1, rows in tiles of
+// kRowTile (then the remainder), the code width as a constant. `tile` is
+// `[&]<int kBits, int kRows>(const uint8_t* panel, int64_t p, size_t first_row)`.
+template <int kRowTile, class Tile>
+inline void for_each_l4_tile(const QGemmShape& s, size_t row_count, const uint8_t* packed,
+                             int64_t p0, int64_t p1, Tile&& tile) {
+  auto panels = [&]<int kBits>() {
+    for (int64_t p = p0; p < p1; ++p) {
+      const uint8_t* panel = packed + size_t(p) * s.panel_bytes();
+      for_each_row_tile<kRowTile>(
+          row_count, [&]<int R>(size_t r) { tile.template operator()<kBits, R>(panel, p, r); });
+    }
+  };
+  if (s.bits == 4) {
+    panels.template operator()<4>();
+  } else {
+    panels.template operator()<8>();
   }
 }
 

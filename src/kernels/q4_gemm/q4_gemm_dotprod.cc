@@ -24,7 +24,6 @@
 #include "kernels/q4_gemm/q4_gemm.h"
 #include "kernels/q4_gemm/q4_gemm_block_dotprod.h"
 #include "kernels/q4_gemm/q4_gemm_tile_neon.h"
-#include "kernels/row_tiles.h"
 
 namespace onnx_prepack::kernels {
 namespace {
@@ -63,27 +62,15 @@ void l4_tile(const QGemmShape& s, const QARow* rows, const uint8_t* panel, int64
   store_tile<kRows>(acc, s, p, c, ldc, bias);
 }
 
-template <int kBits>
-void l4_panels(const QGemmShape& s, const QARow* rows, size_t row_count, const uint8_t* packed,
-               int64_t p0, int64_t p1, float* c, size_t ldc, const float* bias) {
-  for (int64_t p = p0; p < p1; ++p) {
-    const uint8_t* panel = packed + size_t(p) * s.panel_bytes();
-    for_each_row_tile<kRowTile>(row_count, [&]<int R>(size_t r) {
-      l4_tile<kBits, R>(s, rows + r, panel, p, c + r * ldc, ldc, bias);
-    });
-  }
-}
-
 }  // namespace
 
 void q_gemm_l4_dotprod(const QGemmShape& s, const QARow* rows, size_t row_count,
                        const uint8_t* packed, int64_t p0, int64_t p1, float* c, size_t ldc,
                        const float* bias) {
-  if (s.bits == 4) {
-    l4_panels<4>(s, rows, row_count, packed, p0, p1, c, ldc, bias);
-  } else {
-    l4_panels<8>(s, rows, row_count, packed, p0, p1, c, ldc, bias);
-  }
+  for_each_l4_tile<kRowTile>(s, row_count, packed, p0, p1,
+                             [&]<int kBits, int R>(const uint8_t* panel, int64_t p, size_t r) {
+                               l4_tile<kBits, R>(s, rows + r, panel, p, c + r * ldc, ldc, bias);
+                             });
 }
 
 }  // namespace onnx_prepack::kernels
