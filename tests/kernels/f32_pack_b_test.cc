@@ -149,5 +149,46 @@ TEST(F32PackB, TwelveColumnPanelsMatchThePortablePack) {
   }
 }
 
+// A strided source (rows ld elements apart, as a head of [T, N, D] keys read in place) packs
+// into the bytes of its dense copy, with every pack routine; a stride below the row is refused.
+TEST(F32PackB, StridedSourcePacksLikeItsDenseCopy) {
+  const size_t k = 21, n = 37, pad = 11;
+  const std::vector<uint32_t> bits = random_bits((k + pad) * (n + pad), 5);
+  for (auto layout : {PackSourceLayout::kKN, PackSourceLayout::kNK}) {
+    const size_t rows = layout == PackSourceLayout::kKN ? k : n;
+    const size_t len = layout == PackSourceLayout::kKN ? n : k, ld = len + pad;
+    for (auto type : {PackSourceType::kFloat, PackSourceType::kFloat16}) {
+      const size_t esize = type == PackSourceType::kFloat ? 4 : 2;
+      std::vector<uint8_t> strided(rows * ld * esize), dense(rows * len * esize);
+      std::memcpy(strided.data(), bits.data(), strided.size());
+      if (type == PackSourceType::kFloat16) {  // finite halves only: NaN payloads aside
+        for (size_t i = 0; i + 1 < strided.size(); i += 2) strided[i + 1] &= 0x7b;
+      }
+      for (size_t r = 0; r < rows; ++r) {
+        std::memcpy(&dense[r * len * esize], &strided[r * ld * esize], len * esize);
+      }
+      for (size_t nr : {size_t(12), size_t(16), size_t(32)}) {
+        const size_t floats = packed_b_floats(k, n, nr);
+        std::vector<float> want(floats, -1.0f), got(floats, -2.0f), got_ref(floats, -3.0f);
+        F32PackBArgs d{dense.data(), layout, type, k, n, nr, want.data()};
+        ASSERT_TRUE(f32_pack_b(d).ok());
+        F32PackBArgs a = d;
+        a.src = strided.data();
+        a.ld = ld;
+        a.dst = got.data();
+        ASSERT_TRUE(f32_pack_b(a).ok());
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), floats * 4)) << nr;
+        a.dst = got_ref.data();
+        f32_pack_b_ref(&a, 0, packed_b_panels(n, nr));
+        EXPECT_EQ(0, std::memcmp(got_ref.data(), want.data(), floats * 4)) << nr;
+        a.ld = len - 1;
+        const Status st = f32_pack_b(a);
+        EXPECT_FALSE(st.ok());
+        EXPECT_NE(st.message().find("row stride"), std::string::npos) << st.message();
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace onnx_prepack::kernels

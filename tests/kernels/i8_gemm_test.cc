@@ -215,6 +215,42 @@ TEST(I8Gemm, ThreadedEqualsSingleThreaded) {
   }
 }
 
+TEST(I8Gemm, StridedUint8AIsReadAtItsStride) {
+  // uint8 A whose K is whole groups of 4 is read where it lies (no copy): the bytes between
+  // rows (0xFF here) must not reach the product, and the last row ends exactly at K.
+  for (const Case& c :
+       {Case{37, 64, 40, false, true, 1, 40}, Case{9, 300, 17, false, false, 9, 1}}) {
+    const Operands o = make(c, 11);
+    const std::vector<int32_t> want = naive(c, o);
+    const size_t lda = size_t(c.K) + 13;
+    std::vector<uint8_t> strided((size_t(c.M) - 1) * lda + size_t(c.K), 0xFF);
+    for (int64_t m = 0; m < c.M; ++m) {
+      std::memcpy(&strided[size_t(m) * lda], &o.a[size_t(m * c.K)], size_t(c.K));
+    }
+    const I8GemmShape s{c.K, c.N, c.b_signed};
+    std::vector<uint8_t> packed(s.packed_bytes());
+    i8_pack_b(s, o.b.data(), size_t(c.N), packed.data());
+    base::ThreadPool pool(2);
+    for (const I8GemmKernels& kern : host_kernels()) {
+      for (base::ThreadPool* p : {static_cast<base::ThreadPool*>(nullptr), &pool}) {
+        std::vector<int32_t> out(size_t(c.M * c.N), 0x5a5a5a5a);
+        I8GemmArgs g;
+        g.M = c.M;
+        g.a = strided.data();
+        g.lda = lda;
+        g.za = o.za.data();
+        g.za_n = c.za_n;
+        g.zb = o.zb.data();
+        g.zb_n = c.zb_n;
+        g.c = out.data();
+        g.ldc = size_t(c.N);
+        i8_gemm(kern, s, packed.data(), g, nullptr, p);
+        EXPECT_EQ(out, want) << kern.name << " " << describe(c);
+      }
+    }
+  }
+}
+
 TEST(I8Gemm, BatchPeriodicRowZeroPoint) {
   // A batch folded into M: row m uses za[m % za_n].
   check_all({4 * 7, 33, 19, false, true, 7, 1}, 9);

@@ -114,6 +114,9 @@ struct F32PackBArgs {
   size_t n;
   size_t nr;   // panel width, a multiple of 4
   float* dst;  // ceil(n / nr) * k * nr floats
+  // Elements between consecutive source rows; 0: dense (n for kKN, k for kNK). A head of
+  // [B, T, N, D] keys read in place as [T, D] has ld = N * D.
+  size_t ld = 0;
 };
 
 // Pack panels [panel_begin, panel_end). Every variant writes identical bytes;

@@ -49,9 +49,10 @@ void pack_kn(const F32PackBArgs* args, size_t p, bool half) {
   const size_t j0 = p * nr;
   const size_t cols = n - j0 < nr ? n - j0 : nr;
   const size_t full = cols & ~size_t(7);
+  const size_t ld = args->ld != 0 ? args->ld : n;
   for (size_t k = 0; k < k_total; ++k) {
     float* d = dst + k * nr;
-    const size_t row = k * n + j0;
+    const size_t row = k * ld + j0;
     size_t j = 0;
     for (; j < full; j += 8) _mm256_storeu_ps(d + j, load8(args->src, row + j, half));
     for (; j < cols; ++j) d[j] = load1(args->src, row + j, half);
@@ -65,13 +66,14 @@ void pack_nk(const F32PackBArgs* args, size_t p, bool half) {
   const size_t j0 = p * nr;
   const size_t cols = n - j0 < nr ? n - j0 : nr;
   const size_t k_full = k_total & ~size_t(7);
+  const size_t ld = args->ld != 0 ? args->ld : k_total;
   for (size_t jg = 0; jg < nr; jg += 8) {
     const size_t rows = cols > jg ? (cols - jg < 8 ? cols - jg : 8) : 0;
     size_t k = 0;
     if (rows == 8) {
       for (; k < k_full; k += 8) {
         __m256 r[8];
-        for (int i = 0; i < 8; ++i) r[i] = load8(args->src, (j0 + jg + i) * k_total + k, half);
+        for (int i = 0; i < 8; ++i) r[i] = load8(args->src, (j0 + jg + i) * ld + k, half);
         transpose8(r);
         for (int i = 0; i < 8; ++i) _mm256_storeu_ps(dst + (k + i) * nr + jg, r[i]);
       }
@@ -79,7 +81,7 @@ void pack_nk(const F32PackBArgs* args, size_t p, bool half) {
     for (; k < k_total; ++k) {
       float* d = dst + k * nr + jg;
       size_t i = 0;
-      for (; i < rows; ++i) d[i] = load1(args->src, (j0 + jg + i) * k_total + k, half);
+      for (; i < rows; ++i) d[i] = load1(args->src, (j0 + jg + i) * ld + k, half);
       for (; i < 8; ++i) d[i] = 0.0f;
     }
   }

@@ -34,6 +34,7 @@ float f16_bits_to_f32(uint16_t h) {
 void f32_pack_b_ref(const F32PackBArgs* args, size_t panel_begin, size_t panel_end) {
   const size_t k_total = args->k, n = args->n, nr = args->nr;
   const bool kn = args->layout == PackSourceLayout::kKN;
+  const size_t ld = args->ld != 0 ? args->ld : kn ? n : k_total;
   const float* f32 = static_cast<const float*>(args->src);
   const uint16_t* f16 = static_cast<const uint16_t*>(args->src);
   for (size_t p = panel_begin; p < panel_end; ++p) {
@@ -42,7 +43,7 @@ void f32_pack_b_ref(const F32PackBArgs* args, size_t panel_begin, size_t panel_e
     const size_t cols = n - j0 < nr ? n - j0 : nr;
     for (size_t k = 0; k < k_total; ++k) {
       for (size_t j = 0; j < cols; ++j) {
-        const size_t idx = kn ? k * n + j0 + j : (j0 + j) * k_total + k;
+        const size_t idx = kn ? k * ld + j0 + j : (j0 + j) * ld + k;
         dst[k * nr + j] =
             args->type == PackSourceType::kFloat ? f32[idx] : f16_bits_to_f32(f16[idx]);
       }

@@ -381,6 +381,11 @@ Status f32_pack_b(const F32PackBArgs& args, base::ThreadPool* pool, device::IsaL
   }
   if (args.k == 0 || args.n == 0) return ok_status();
   if (args.src == nullptr || args.dst == nullptr) return invalid_argument("pack b: null buffer");
+  const size_t dense = args.layout == PackSourceLayout::kKN ? args.n : args.k;
+  if (args.ld != 0 && args.ld < dense) {
+    return invalid_argument("pack b: source row stride " + std::to_string(args.ld) +
+                            " is below the row length " + std::to_string(dense));
+  }
   const device::IsaLevel level = std::min(max_level, device::host_isa_level());
 #if defined(__x86_64__)  // the _avx* units are built on x86-64 only (cmake/isa.cmake)
   // The AVX2 packer moves 8 columns at a time; 12-column (NEON) panels packed

@@ -12,7 +12,9 @@
 // it is what vpdpbusd reads (4 consecutive k of a column in one int32 lane).
 //
 // A is prepared per call as uint8 u = A (uint8 A) or A + 128 (int8 A), rows
-// of lda_u bytes zero-padded to k_groups() * 4, with sum_k u per row. With
+// of lda_u bytes zero-padded to k_groups() * 4, with sum_k u per row; a uint8 A
+// with K a multiple of 4 is already u and is read in place (only its sums are
+// computed). With
 // za' = za + (int8 A ? 128 : 0) and zb' = zb - (uint8 B ? 128 : 0):
 //   C = sum_k (u - za') (b' - zb')
 //     = dot(u, b') - za' * (colsum(b') - K zb') - zb' * rowsum(u)

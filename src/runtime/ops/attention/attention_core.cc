@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "kernels/vec_math/vec_math.h"
+#include "kernels/vec_math/vec_quant.h"
 #include "runtime/ops/linalg/gemm.h"
 
 namespace onnx_prepack::runtime::attention {
@@ -41,15 +42,18 @@ void attend_rows(const HeadParams& p, const float* q, int64_t q_ld, const float*
     return;
   }
   const kernels::vec::VecKernels& vk = kernels::vec::host_vec_kernels();
+  const kernels::vec::QuantKernels& qk = kernels::vec::host_quant_kernels();
   float* sc = scratch;  // S x T scores, then probabilities
-  if (S <= kDotRows || k_ld != H) {
+  if (S <= kDotRows) {
     for (int64_t s = 0; s < S; ++s) {
       for (int64_t t = 0; t < T; ++t) sc[s * T + t] = dot(q + s * q_ld, k + t * k_ld, H);
     }
   } else {
+    // K's rows may be strided (a head read in place from [B, T, N, D]): the pack gathers them.
     gemm_f32(size_t(S), size_t(T), size_t(H), q, size_t(q_ld), k, kernels::PackSourceLayout::kNK,
-             sc, size_t(T), false, nullptr, 0, nullptr);
+             sc, size_t(T), false, nullptr, 0, nullptr, size_t(k_ld));
   }
+  const bool plain = p.softcap <= 0.0f && !p.smooth;
   for (int64_t s = 0; s < S; ++s) {
     float* row = sc + s * T;
     int64_t lo = 0, hi = T;
@@ -60,6 +64,27 @@ void attend_rows(const HeadParams& p, const float* q, int64_t q_ld, const float*
     }
     const int64_t n = hi - lo;
     float* r = row + lo;
+    if (plain) {
+      // No softcap, no sink: scale, mask, then the vectorised softmax of kernels/vec_math
+      // (max, exp, a float sum, one reciprocal). The range's max decides a fully masked row.
+      const float* b = bias != nullptr ? bias + s * bias_ld + lo : nullptr;
+      for (int64_t t = 0; t < n; ++t) r[t] *= p.scale;
+      if (b != nullptr) {
+        for (int64_t t = 0; t < n; ++t) r[t] += b[t];
+      }
+      float lo_v = std::numeric_limits<float>::infinity();
+      float mx = -std::numeric_limits<float>::infinity();
+      if (n > 0) qk.minmax(r, size_t(n), &lo_v, &mx);
+      if (mx == -std::numeric_limits<float>::infinity()) {
+        const float fill = p.all_masked_nan ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+        std::fill(row, row + T, fill);
+        continue;
+      }
+      vk.softmax_rows(r, r, 1, size_t(n));
+      std::fill(row, r, 0.0f);
+      std::fill(row + hi, row + T, 0.0f);
+      continue;
+    }
     if (p.softcap > 0.0f) {  // softcap * tanh(scale * qk / softcap), tanh vectorised
       for (int64_t t = 0; t < n; ++t) r[t] = r[t] * p.scale / p.softcap;
       vk.tanh(r, r, size_t(n));
@@ -89,7 +114,7 @@ void attend_rows(const HeadParams& p, const float* q, int64_t q_ld, const float*
     for (int64_t t = lo; t < hi; ++t) row[t] = sum > 0.0 ? row[t] * inv : 0.0f;
     for (int64_t t = hi; t < T; ++t) row[t] = 0.0f;
   }
-  if (S <= kDotRows || v_ld != Hv) {
+  if (S <= kDotRows) {
     for (int64_t s = 0; s < S; ++s) {
       float* o = out + s * out_ld;
       std::fill(o, o + Hv, 0.0f);
@@ -103,7 +128,7 @@ void attend_rows(const HeadParams& p, const float* q, int64_t q_ld, const float*
     }
   } else {
     gemm_f32(size_t(S), size_t(Hv), size_t(T), sc, size_t(T), v, kernels::PackSourceLayout::kKN,
-             out, size_t(out_ld), false, nullptr, 0, nullptr);
+             out, size_t(out_ld), false, nullptr, 0, nullptr, size_t(v_ld));
   }
 }
 

@@ -26,7 +26,7 @@ static void check(const Status& s) {
 
 void gemm_f32(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b,
               kernels::PackSourceLayout layout, float* c, size_t ldc, bool accumulate, float* pack,
-              base::ThreadPool* pool) {
+              base::ThreadPool* pool, size_t ldb) {
   if (m == 0 || n == 0) return;
   const size_t nr = gemm_panel_width();
   if (k > 0) {
@@ -38,6 +38,7 @@ void gemm_f32(size_t m, size_t n, size_t k, const float* a, size_t lda, const fl
     pa.n = n;
     pa.nr = nr;
     pa.dst = pack;
+    pa.ld = ldb;
     // The pack is tiny next to the product unless m is small; split it only when large.
     check(kernels::f32_pack_b(pa, k * n >= (size_t(1) << 16) ? pool : nullptr));
   }
@@ -64,7 +65,7 @@ void gemm_f32(size_t m, size_t n, size_t k, const float* a, size_t lda, const fl
 
 void gemm_f32(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b,
               kernels::PackSourceLayout layout, float* c, size_t ldc, bool accumulate,
-              Workspace* ws, size_t worker, base::ThreadPool* pool) {
+              Workspace* ws, size_t worker, base::ThreadPool* pool, size_t ldb) {
   if (m == 0 || n == 0) return;
   const size_t floats = std::max<size_t>(1, gemm_pack_floats(k, n, gemm_panel_width()));
   float* pack = ws ? static_cast<float*>(ws->get(worker, floats * sizeof(float))) : nullptr;
@@ -73,7 +74,7 @@ void gemm_f32(size_t m, size_t n, size_t k, const float* a, size_t lda, const fl
     own.reset(new float[floats]);
     pack = own.get();
   }
-  gemm_f32(m, n, k, a, lda, b, layout, c, ldc, accumulate, pack, pool);
+  gemm_f32(m, n, k, a, lda, b, layout, c, ldc, accumulate, pack, pool, ldb);
 }
 
 }  // namespace onnx_prepack::runtime

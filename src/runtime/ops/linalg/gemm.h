@@ -23,19 +23,19 @@ size_t gemm_panel_width();
 size_t gemm_pack_floats(size_t k, size_t n, size_t nr);
 
 // C[m, n] = A[m, k] * B (+ C when accumulate). A row-major with row stride lda,
-// C with ldc; B contiguous: [k, n] for kKN, [n, k] for kNK (a transposed B needs
-// no copy). `pack` is scratch of gemm_pack_floats(k, n, gemm_panel_width())
-// floats, 4-byte aligned (64 preferred); `pool` splits the pack and the product
+// C with ldc; B [k, n] for kKN, [n, k] for kNK (a transposed B needs no copy), its
+// rows ldb elements apart (0: contiguous). `pack` is scratch of gemm_pack_floats(k, n,
+// gemm_panel_width()) floats, 4-byte aligned (64 preferred); `pool` splits the pack and the product
 // (null: calling thread only). Results do not depend on the pool size (the
 // driver never splits K). C must not overlap A or B.
 void gemm_f32(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b,
               kernels::PackSourceLayout layout, float* c, size_t ldc, bool accumulate, float* pack,
-              base::ThreadPool* pool);
+              base::ThreadPool* pool, size_t ldb = 0);
 
 // The same with scratch from `ws` slot `worker` (or a temporary buffer when
 // `ws` is null).
 void gemm_f32(size_t m, size_t n, size_t k, const float* a, size_t lda, const float* b,
               kernels::PackSourceLayout layout, float* c, size_t ldc, bool accumulate,
-              Workspace* ws, size_t worker, base::ThreadPool* pool);
+              Workspace* ws, size_t worker, base::ThreadPool* pool, size_t ldb = 0);
 
 }  // namespace onnx_prepack::runtime
