@@ -17,11 +17,15 @@ class PackedB final : public PreparedB {
   int64_t k() const override { return int64_t(b_.k); }
   int64_t n() const override { return int64_t(b_.n); }
   void multiply(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc, bool accumulate,
-                base::ThreadPool* pool, Workspace*) const override {
+                base::ThreadPool* pool, Workspace*, const float* bias,
+                ptrdiff_t bias_cs) const override {
     pack::GemmCall call;
     call.m = size_t(m);
     call.a = a;
     call.lda = size_t(lda);
+    // The kernels' epilogue: v = fma(beta = 1, bias, v), the one rounding of an Add.
+    call.bias = bias;
+    call.bias_cs = bias_cs;
     // The driver writes C; accumulation goes through a temporary (its bias
     // epilogue may not alias C: a tile is stored before its bias is read).
     std::unique_ptr<float[]> tmp;

@@ -82,8 +82,12 @@ bool Session::conv_epilogue_enabled() const {
 // ConvInteger; every intermediate
 // value must be read by the next step alone, be no graph output and share no
 // storage. Bitwise equal to the steps run apart (IntegerMatMulEpilogue).
+// A float MatMul on a prepared B -> Add(bias) (one float or one per output column,
+// either operand order) becomes one step too: the GEMM adds the bias as it stores
+// each tile (Kernel::with_column_bias), so the product is not written and read
+// again; bitwise equal (one rounded addition either way).
 void Session::fuse_integer_matmul() {
-  if (!options_.fuse_pointwise || fusion_disabled_by_env() || steps_.size() < 3) return;
+  if (!options_.fuse_pointwise || fusion_disabled_by_env() || steps_.size() < 2) return;
   // Readers of each value (by step), counting readers through an alias as readers.
   std::vector<std::vector<int>> readers(values_.size());
   std::vector<bool> aliased(values_.size(), false);
@@ -137,6 +141,35 @@ void Session::fuse_integer_matmul() {
   std::vector<std::pair<int, Step>> placed;  // the fused step and the position it takes
   for (int mi = 0; mi < int(steps_.size()); ++mi) {
     Step& mm = steps_[size_t(mi)];
+    if (!drop[size_t(mi)] && mm.kernel != nullptr && op_type(mi) == "MatMul" &&
+        mm.out.size() == 1 && mm.out[0] >= 0 && values_[size_t(mm.out[0])].desc.dtype == kFloat) {
+      const int prod = mm.out[0];
+      const Shape shape = values_[size_t(prod)].desc.shape;
+      const int ai = shape.empty() ? -1 : sole_reader(prod);
+      if (ai < 0 || drop[size_t(ai)] || binary_op(ai) != kernels::vec::kAdd ||
+          steps_[size_t(ai)].in.size() != 2 ||
+          values_[size_t(steps_[size_t(ai)].out[0])].desc.shape != shape)
+        continue;
+      const Step& add = steps_[size_t(ai)];
+      const int bias = add.in[0] == prod ? add.in[1] : add.in[0];
+      const int64_t bn = column_operand(bias, shape, shape.back(), false);
+      std::unique_ptr<Kernel> k = bn > 0 ? mm.kernel->with_column_bias(bn) : nullptr;
+      if (k == nullptr) continue;
+      Step fused;
+      fused.node = mm.node;
+      fused.label = "FusedMatMulBias";
+      fused.kernel = std::move(k);
+      fused.in = mm.in;
+      fused.in.resize(2, -1);
+      fused.in.push_back(bias);
+      fused.out = {add.out[0]};
+      drop[size_t(mi)] = drop[size_t(ai)] = true;
+      values_[size_t(prod)].runtime = false;  // never written
+      values_[size_t(prod)].def = -1;
+      stats_.fused += 2;
+      placed.emplace_back(ai, std::move(fused));
+      continue;
+    }
     if (drop[size_t(mi)] || mm.kernel == nullptr ||
         (op_type(mi) != "MatMulInteger" && op_type(mi) != "ConvInteger") || mm.out.size() != 1 ||
         mm.out[0] < 0 || values_[size_t(mm.out[0])].desc.dtype != kInt32)

@@ -12,10 +12,16 @@ class PlainB final : public PreparedB {
   int64_t k() const override { return k_; }
   int64_t n() const override { return n_; }
   void multiply(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc, bool accumulate,
-                base::ThreadPool* pool, Workspace* ws) const override {
+                base::ThreadPool* pool, Workspace* ws, const float* bias,
+                ptrdiff_t bias_cs) const override {
     gemm_f32(size_t(m), size_t(n_), size_t(k_), a, size_t(lda), data_,
              nk_ ? kernels::PackSourceLayout::kNK : kernels::PackSourceLayout::kKN, c, size_t(ldc),
              accumulate, ws, 0, pool);
+    if (bias == nullptr) return;
+    // `--weights plain` only: a pass over C (the packed path adds it in the kernel).
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n_; ++j) c[i * ldc + j] += bias[j * bias_cs];
+    }
   }
 
  private:

@@ -3,6 +3,7 @@
 // decision; the MatMul kernel only sees a PreparedB.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -29,8 +30,11 @@ class PreparedB {
   virtual int64_t n() const = 0;
   // C = A * B (+ C when accumulate); A is [m, k] with row stride lda, C [m, n] with ldc.
   // `ws` (may be null) is scratch for a B that is packed per call (slot 0 is used).
+  // `bias` (not with accumulate): C[i][j] = (A B)[i][j] + bias[j * bias_cs] (bias_cs 0 or 1),
+  // one rounded addition after the product, as an Add after it.
   virtual void multiply(int64_t m, const float* a, int64_t lda, float* c, int64_t ldc,
-                        bool accumulate, base::ThreadPool* pool, Workspace* ws) const = 0;
+                        bool accumulate, base::ThreadPool* pool, Workspace* ws,
+                        const float* bias = nullptr, ptrdiff_t bias_cs = 1) const = 0;
 };
 
 // A float B in row-major [K, N] (or [N, K] when `transposed`) kept as it is and

@@ -5,7 +5,6 @@
 #include <limits>
 
 #include "kernels/vec_math/vec_math.h"
-#include "kernels/vec_math/vec_quant.h"
 #include "runtime/ops/linalg/gemm.h"
 
 namespace onnx_prepack::runtime::attention {
@@ -42,7 +41,6 @@ void attend_rows(const HeadParams& p, const float* q, int64_t q_ld, const float*
     return;
   }
   const kernels::vec::VecKernels& vk = kernels::vec::host_vec_kernels();
-  const kernels::vec::QuantKernels& qk = kernels::vec::host_quant_kernels();
   float* sc = scratch;  // S x T scores, then probabilities
   if (S <= kDotRows) {
     for (int64_t s = 0; s < S; ++s) {
@@ -66,21 +64,22 @@ void attend_rows(const HeadParams& p, const float* q, int64_t q_ld, const float*
     float* r = row + lo;
     if (plain) {
       // No softcap, no sink: scale, mask, then the vectorised softmax of kernels/vec_math
-      // (max, exp, a float sum, one reciprocal). The range's max decides a fully masked row.
+      // (max, exp, a float sum, one reciprocal). A row whose visible keys are all -inf comes
+      // out NaN (-inf - -inf), as does one with a NaN score: NaN is kept where the unfused
+      // Softmax would give it (all_masked_nan), zeros otherwise (the operators' empty row).
       const float* b = bias != nullptr ? bias + s * bias_ld + lo : nullptr;
+      // Two loops, two roundings: one expression could be contracted into an FMA where the
+      // baseline has one (aarch64), and the bits would then differ by architecture.
       for (int64_t t = 0; t < n; ++t) r[t] *= p.scale;
       if (b != nullptr) {
         for (int64_t t = 0; t < n; ++t) r[t] += b[t];
       }
-      float lo_v = std::numeric_limits<float>::infinity();
-      float mx = -std::numeric_limits<float>::infinity();
-      if (n > 0) qk.minmax(r, size_t(n), &lo_v, &mx);
-      if (mx == -std::numeric_limits<float>::infinity()) {
+      if (n > 0) vk.softmax_rows(r, r, 1, size_t(n));
+      if (n == 0 || std::isnan(r[0])) {
         const float fill = p.all_masked_nan ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
         std::fill(row, row + T, fill);
         continue;
       }
-      vk.softmax_rows(r, r, 1, size_t(n));
       std::fill(row, r, 0.0f);
       std::fill(row + hi, row + T, 0.0f);
       continue;

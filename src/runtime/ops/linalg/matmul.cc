@@ -2,7 +2,9 @@
 // float B that is an initializer goes through the session's WeightPreparer.
 // double and the 32/64-bit integers go to matmul_typed.cc.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "runtime/kernel.h"
@@ -34,6 +36,29 @@ Result<std::shared_ptr<const PreparedB>> prepared_b(BuildContext& ctx, int index
   return std::shared_ptr<const PreparedB>();
 }
 
+// A MatMul whose B is one prepared matrix (A's batch rows folded into M); with
+// bias_n > 0 it adds io.in[2] (bias_n = 1 or n floats) as the product is stored
+// (Kernel::with_column_bias).
+class PreparedMatMulKernel final : public Kernel {
+ public:
+  PreparedMatMulKernel(std::shared_ptr<const PreparedB> b, int64_t rows, int64_t k, int64_t n,
+                       int64_t bias_n = 0)
+      : b_(std::move(b)), rows_(rows), k_(k), n_(n), bias_n_(bias_n) {}
+  void run(const KernelIO& io) const override {
+    const float* bias = bias_n_ > 0 ? static_cast<const float*>(io.in[2]) : nullptr;
+    b_->multiply(rows_, static_cast<const float*>(io.in[0]), k_, static_cast<float*>(io.out[0]), n_,
+                 false, io.pool, io.workspace, bias, bias_n_ == 1 ? 0 : 1);
+  }
+  std::unique_ptr<Kernel> with_column_bias(int64_t bias_n) const override {
+    if (bias_n_ > 0 || (bias_n != 1 && bias_n != n_)) return nullptr;
+    return std::make_unique<PreparedMatMulKernel>(b_, rows_, k_, n_, bias_n);
+  }
+
+ private:
+  std::shared_ptr<const PreparedB> b_;
+  int64_t rows_, k_, n_, bias_n_;
+};
+
 }  // namespace
 
 Result<std::unique_ptr<Kernel>> build_matmul(BuildContext& ctx) {
@@ -52,12 +77,7 @@ Result<std::unique_ptr<Kernel>> build_matmul(BuildContext& ctx) {
     OP_ASSIGN_OR_RETURN(auto prep, b->shape.size() == 1 ? Result<std::shared_ptr<const PreparedB>>(
                                                               std::shared_ptr<const PreparedB>())
                                                         : prepared_b(ctx, 1, false));
-    if (prep) {
-      return std::unique_ptr<Kernel>(new FnKernel([prep, rows, k, n](const KernelIO& io) {
-        prep->multiply(rows, static_cast<const float*>(io.in[0]), k, static_cast<float*>(io.out[0]),
-                       n, false, io.pool, io.workspace);
-      }));
-    }
+    if (prep) return std::unique_ptr<Kernel>(new PreparedMatMulKernel(prep, rows, k, n));
     return std::unique_ptr<Kernel>(new FnKernel([rows, k, n](const KernelIO& io) {
       gemm_f32(size_t(rows), size_t(n), size_t(k), static_cast<const float*>(io.in[0]), size_t(k),
                static_cast<const float*>(io.in[1]), kernels::PackSourceLayout::kKN,
