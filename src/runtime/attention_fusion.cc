@@ -30,7 +30,10 @@ struct AttnDims {
   int64_t B = 0, Nq = 0, Nkv = 0, S = 0, T = 0, D = 0, Dv = 0;
   float scale = 1.0f;
   bool mask = false;
-  bool k_btnd = false;        // K is [B, T, Nkv, D] (the Transpose by 0,2,3,1 of a BERT export)
+  bool k_btnd = false;  // K is [B, T, Nkv, D] (the Transpose by 0,2,3,1 of a BERT export)
+  // Q is [B, S, Nq, D], V [B, T, Nkv, Dv], the output [B, S, Nq, Dv]: the Transposes by
+  // 0,2,1,3 around a BERT export's attention, read and written in place.
+  bool q_bsnd = false, v_btnd = false, out_bsnd = false;
   int64_t ms[3] = {0, 0, 0};  // the mask's element strides over b, query head, query row
 };
 
@@ -59,9 +62,12 @@ class FusedAttentionKernel final : public Kernel {
         const int64_t b = i / d.Nq, n = i % d.Nq, kv = b * d.Nkv + n / group;
         const float* bias = M ? M + b * d.ms[0] + n * d.ms[1] : nullptr;
         const float* k = d.k_btnd ? K + (b * d.T * d.Nkv + n / group) * d.D : K + kv * d.T * d.D;
-        attention::attend_head(hp, Q + i * d.S * d.D, d.D, k, d.k_btnd ? d.Nkv * d.D : d.D,
-                               V + kv * d.T * d.Dv, d.Dv, bias, d.ms[2], Y + i * d.S * d.Dv, d.Dv,
-                               scratch.data());
+        const float* q = d.q_bsnd ? Q + (b * d.S * d.Nq + n) * d.D : Q + i * d.S * d.D;
+        const float* v = d.v_btnd ? V + (b * d.T * d.Nkv + n / group) * d.Dv : V + kv * d.T * d.Dv;
+        float* y = d.out_bsnd ? Y + (b * d.S * d.Nq + n) * d.Dv : Y + i * d.S * d.Dv;
+        attention::attend_head(hp, q, d.q_bsnd ? d.Nq * d.D : d.D, k, d.k_btnd ? d.Nkv * d.D : d.D,
+                               v, d.v_btnd ? d.Nkv * d.Dv : d.Dv, bias, d.ms[2], y,
+                               d.out_bsnd ? d.Nq * d.Dv : d.Dv, scratch.data());
       }
     });
   }
@@ -219,6 +225,21 @@ class Matcher {
     return {id, s[1]};
   }
 
+  // The perm attribute of step `si` (empty when absent).
+  std::vector<int64_t> perm(int si) const {
+    std::vector<int64_t> p;
+    for (const auto& a : node(si).attribute()) {
+      if (a.name() == "perm") p.assign(a.ints().begin(), a.ints().end());
+    }
+    return p;
+  }
+  // The Transpose step by perm `want` producing inner value `id`, or -1.
+  int transpose_producer(int id, const std::vector<int64_t>& want) const {
+    const int tr = producer(id, "Transpose");
+    if (tr < 0 || in(tr).empty() || in(tr)[0] < 0 || !is_float(in(tr)[0])) return -1;
+    return perm(tr) == want ? tr : -1;
+  }
+
   // Softmax axis normalized to the input's rank, or -1.
   int64_t softmax_axis(int si) const {
     int64_t axis = opset_ >= 13 ? -1 : 1;
@@ -265,25 +286,39 @@ class Matcher {
     m.steps.push_back(mm1);
     int q = in(mm1)[0];
     if (inner(q)) q = strip_scale(q, m);
+    const std::vector<int64_t> swap12 = {0, 2, 1, 3};
+    const int q_logical = q;  // [B, Nq, S, D]
+    const int trq = transpose_producer(q, swap12);
+    if (trq >= 0) {
+      m.steps.push_back(trq);
+      q = in(trq)[0];
+    }
     int kt = strip_scale(in(mm1)[1], m);
     const int tr = producer(kt, "Transpose");
     if (tr < 0 || in(tr).empty() || in(tr)[0] < 0) return std::nullopt;
-    std::vector<int64_t> perm;
-    for (const auto& a : node(tr).attribute()) {
-      if (a.name() == "perm") perm.assign(a.ints().begin(), a.ints().end());
-    }
-    const bool btnd = perm == std::vector<int64_t>{0, 2, 3, 1};
-    if (perm != std::vector<int64_t>{0, 1, 3, 2} && !btnd) return std::nullopt;
+    const std::vector<int64_t> k_perm = perm(tr);
+    const bool btnd = k_perm == std::vector<int64_t>{0, 2, 3, 1};
+    if (k_perm != std::vector<int64_t>{0, 1, 3, 2} && !btnd) return std::nullopt;
     m.steps.push_back(tr);
     int kr = in(tr)[0];
     if (inner(kr)) kr = strip_scale(kr, m);
     // The step reading kr: the Transpose, or the last scale step stripped under it.
     const int kr_reader = m.steps.back();
     const auto [k, nk] = btnd ? std::pair<int, int64_t>{kr, full[1]} : heads(kr, kr_reader, m);
-    const auto [v, nv] = heads(in(mm2)[1], mm2, m);
+    auto [v, nv] = heads(in(mm2)[1], mm2, m);
     if (k < 0 || v < 0 || !is_float(q)) return std::nullopt;
+    int trv = -1;
+    if (v == in(mm2)[1] && (trv = transpose_producer(v, swap12)) >= 0) {
+      m.steps.push_back(trv);
+      v = in(trv)[0];
+    }
+    // The context transposed back to [B, S, Nq, Dv]: written there directly.
+    int tro = -1;
+    if (const int r = reader(m.out, "Transpose"); r >= 0 && in(r)[0] == m.out) {
+      tro = perm(r) == swap12 ? r : -1;
+    }
     // Shapes: Q [B, Nq, S, D], K^T [B, Nq, D, T], V [B, Nq, T, Dv], out [B, Nq, S, Dv].
-    const Shape& qs = shape(q);
+    const Shape& qs = shape(q_logical);
     const Shape& ks = shape(kr);
     const Shape& vs = shape(in(mm2)[1]);
     AttnDims& d = m.dims;
@@ -296,12 +331,20 @@ class Matcher {
     d.Dv = vs[3];
     d.Nkv = nk;
     d.k_btnd = btnd;
+    d.q_bsnd = trq >= 0;
+    d.v_btnd = trv >= 0;
     const Shape kwant = btnd ? Shape{d.B, d.T, d.Nq, d.D} : Shape{d.B, d.Nq, d.T, d.D};
     if (qs != Shape{d.B, d.Nq, d.S, d.D} || ks != kwant || vs != Shape{d.B, d.Nq, d.T, d.Dv} ||
         shape(m.out) != Shape{d.B, d.Nq, d.S, d.Dv} || nk != nv || nk <= 0 || d.Nq % nk != 0)
       return std::nullopt;
+    if (tro >= 0) {
+      m.steps.push_back(tro);
+      m.out = out(tro);
+      d.out_bsnd = true;
+    }
+    const int last = tro >= 0 ? tro : mm2;
     for (int si : m.steps) {  // every intermediate: its own value, read inside alone
-      if (si != mm2 && !inner(out(si))) return std::nullopt;
+      if (si != last && !inner(out(si))) return std::nullopt;
     }
     if (!std::isfinite(float(m.scale))) return std::nullopt;
     d.scale = float(m.scale);

@@ -39,12 +39,23 @@ struct Form {
   bool scores_output = false;    // the scores are a graph output as well
   bool k_pretransposed = false;  // K fed [B, H, D, T], no Transpose
   bool k_btnd = false;           // K fed [B, T, H, D], one Transpose(0, 2, 3, 1) (BERT exports)
+  // Q fed [B, S, H, D] and V [B, T, H, Dv] through Transpose(0, 2, 1, 3), the context
+  // transposed back to [B, S, H, Dv] (BERT exports): read and written in place.
+  bool bsnd = false;
   int64_t B = 2, H = 4, S = 5, T = 7, D = 16, Dv = 16;
   Shape mask_shape;  // default [B, 1, S, T]
 };
 
 Shape mask_shape(const Form& f) {
   return f.mask_shape.empty() ? Shape{f.B, 1, f.S, f.T} : f.mask_shape;
+}
+
+Shape q_shape(const Form& f) {
+  return f.bsnd ? Shape{f.B, f.S, f.H, f.D} : Shape{f.B, f.H, f.S, f.D};
+}
+Shape v_shape(const Form& f) {
+  const int64_t kvh = f.H / f.rep;
+  return f.bsnd ? Shape{f.B, f.T, kvh, f.Dv} : Shape{f.B, kvh, f.T, f.Dv};
 }
 
 Shape k_shape(const Form& f) {
@@ -56,10 +67,9 @@ Shape k_shape(const Form& f) {
 
 onnx::ModelProto attention_model(const Form& f) {
   Graph b;
-  const int64_t kvh = f.H / f.rep;
-  b.input("q", {f.B, f.H, f.S, f.D});
+  b.input("q", q_shape(f));
   b.input("k", k_shape(f));
-  b.input("v", {f.B, kvh, f.T, f.Dv});
+  b.input("v", v_shape(f));
   if (f.mask) b.input("mask", mask_shape(f));
   if (f.scale == Form::kScaleInput) b.input("scale", {1});
   const float c = 1.0f / std::sqrt(float(f.D));
@@ -69,8 +79,13 @@ onnx::ModelProto attention_model(const Form& f) {
     const std::string e = b.node("Expand", {u, b.ints({1, 1, f.rep, 1, 1})});
     return b.node("Reshape", {e, b.ints({0, f.H, -1, d})});
   };
-  std::string q = "q", k = repeat("k", f.D);
-  const std::string v = repeat("v", f.Dv);
+  auto swap12 = [&](const std::string& x) {
+    const std::string y = b.node("Transpose", {x});
+    b.ints_attr("perm", {0, 2, 1, 3});
+    return y;
+  };
+  std::string q = f.bsnd ? swap12("q") : "q", k = repeat("k", f.D);
+  const std::string v = f.bsnd ? swap12("v") : repeat("v", f.Dv);
   if (f.scale == Form::kSqrtOnQK) {
     q = b.node("Mul", {q, b.scalar(std::sqrt(c))});
     k = b.node("Mul", {b.scalar(std::sqrt(c)), k});
@@ -94,7 +109,8 @@ onnx::ModelProto attention_model(const Form& f) {
   if (f.mask_after) scale();
   const std::string p = b.node("Softmax", {s});
   b.int_attr("axis", f.softmax_axis);
-  b.output(b.node("MatMul", {p, v}));
+  const std::string ctx = b.node("MatMul", {p, v});
+  b.output(f.bsnd ? swap12(ctx) : ctx);
   return b.m;
 }
 
@@ -109,9 +125,7 @@ struct Feeds {
 
 Feeds make_feeds(const Form& f, uint32_t seed = 3) {
   Feeds fd;
-  const int64_t kvh = f.H / f.rep;
-  std::map<std::string, Shape> shapes = {
-      {"q", {f.B, f.H, f.S, f.D}}, {"k", k_shape(f)}, {"v", {f.B, kvh, f.T, f.Dv}}};
+  std::map<std::string, Shape> shapes = {{"q", q_shape(f)}, {"k", k_shape(f)}, {"v", v_shape(f)}};
   if (f.mask) shapes["mask"] = mask_shape(f);
   if (f.scale == Form::kScaleInput) shapes["scale"] = {1};
   for (const auto& [name, shape] : shapes) {
@@ -288,6 +302,18 @@ TEST(AttentionFusion, Variants) {
   f.T = 70;
   f.mask_shape = {f.B, 1, 1, f.T};
   expect_fused(f, "BERT form, S = T = 70");
+  // The whole BERT layout: Q, V and the context through Transpose(0, 2, 1, 3) too; every
+  // Transpose is absorbed (read and written in place): the plan is the one fused step.
+  for (int64_t st : {5, 70}) {
+    f = {};
+    f.k_btnd = f.bsnd = true;
+    f.scale = Form::kDivScores;
+    f.S = f.T = st;
+    f.mask_shape = {f.B, 1, 1, f.T};
+    expect_fused(f, st == 5 ? "BERT: Q, K, V, context transposed" : "BERT transposed, S = T = 70");
+    const Outcome fz = run(attention_model(f), make_feeds(f), true, 3);
+    EXPECT_EQ(fz.stats.kernels, 1u) << st;
+  }
 }
 
 TEST(AttentionFusion, NearMissesAreLeftAlone) {
