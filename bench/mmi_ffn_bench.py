@@ -9,7 +9,9 @@ quantize_dynamic writes it,
 (default M 128, D 768, F 3072), run by our CLI (`run --repeat`) and ONNX Runtime
 (bench/ort_load.js) at each thread count. Every measurement is a fresh process; the
 configurations are interleaved in a shuffled order per round; steady-run medians (min-max)
-are printed as a markdown table.
+are printed as a markdown table, with the warm time to first output: ours is the compiled
+model (`compile`, packs mapped, page cache warm, `--verify memo`: load + plan + first run),
+ORT's is session create + first run of the same process that gave its steady time.
 
 usage: bench/mmi_ffn_bench.py --cli build/src/cli/onnx-prepack [--workdir DIR] [--rounds 5]
          [--runs 20] [--threads 1,2] [--M 128] [--D 768] [--F 3072]
@@ -76,10 +78,17 @@ def ours(cli, model, m, d, threads, runs):
     return j["timings_ms"]["steady_run_median"]
 
 
+def ours_first(cli, compiled, m, d, threads):
+    j = json.loads(sh([cli, "run", compiled, "--input", "x=random:%dx%d" % (m, d), "--threads",
+                       str(threads), "--cache", "off", "--verify", "memo", "--json"]))
+    return j["timings_ms"]["time_to_first_output"]
+
+
 def ort(model, m, d, threads, runs):
+    """(steady median, create + first run) of one fresh process."""
     j = json.loads(sh(["node", os.path.join(HERE, "ort_load.js"), model, "x", "%dx%d" % (m, d),
                        "--threads", str(threads), "--runs", str(runs)]))
-    return j["steady_median_ms"]
+    return j["steady_median_ms"], j["time_to_first_output_ms"]
 
 
 def fmt(values):
@@ -101,12 +110,17 @@ def main():
     model = os.path.join(a.workdir, "ffn_%d_%d_%d.onnx" % (a.M, a.D, a.F))
     if not os.path.exists(model):
         make_model(model, a.M, a.D, a.F)
+    compiled = model[:-len(".onnx")] + ".c.onnx"
+    if not os.path.exists(compiled):
+        sh([a.cli, "compile", model, "-o", compiled])
     print("quantize_dynamic FFN: x [%d, %d] -> %d -> %d, %d rounds, %d steady runs each\n" %
           (a.M, a.D, a.F, a.D, a.rounds, a.runs))
-    print("| threads | ours steady (ms) | ORT steady (ms) | ours / ORT |")
-    print("|---|---|---|---|")
+    print("| threads | ours steady (ms) | ORT steady (ms) | ours / ORT | ours compiled, first "
+          "output (ms) | ORT create + first run (ms) | ORT first / ours first |")
+    print("|---|---|---|---|---|---|---|")
     for t in (int(v) for v in a.threads.split(",")):
         configs = {"ours": lambda: ours(a.cli, model, a.M, a.D, t, a.runs),
+                   "ours_first": lambda: ours_first(a.cli, compiled, a.M, a.D, t),
                    "ort": lambda: ort(model, a.M, a.D, t, a.runs)}
         results = {k: [] for k in configs}
         for _ in range(a.rounds):
@@ -114,8 +128,13 @@ def main():
             random.shuffle(order)
             for k in order:
                 results[k].append(configs[k]())
-        ratio = statistics.median(results["ours"]) / statistics.median(results["ort"])
-        print("| %d | %s | %s | %.2f |" % (t, fmt(results["ours"]), fmt(results["ort"]), ratio))
+        ort_steady = [r[0] for r in results["ort"]]
+        ort_first = [r[1] for r in results["ort"]]
+        ratio = statistics.median(results["ours"]) / statistics.median(ort_steady)
+        first = statistics.median(ort_first) / statistics.median(results["ours_first"])
+        print("| %d | %s | %s | %.2f | %s | %s | %.1f |" %
+              (t, fmt(results["ours"]), fmt(ort_steady), ratio, fmt(results["ours_first"]),
+               fmt(ort_first), first))
         sys.stdout.flush()
 
 
