@@ -112,7 +112,7 @@ class Kernel {
   // This float product (MatMul) with a bias added to each output element as it is
   // stored: io.in[2] holds bias_n floats, 1 (one value) or the output's columns. One
   // IEEE addition per element, so bitwise the product followed by Add. Null when the
-  // kernel cannot take it (session_fusion.cc, fuse_matmul_bias).
+  // kernel cannot take it (session_fusion.cc, fuse_matmul_epilogues).
   virtual std::unique_ptr<Kernel> with_column_bias(int64_t bias_n) const {
     (void)bias_n;
     return nullptr;

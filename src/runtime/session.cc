@@ -294,7 +294,7 @@ Result<PlanOutcome> Session::plan(const std::map<std::string, Feed>& feeds,
   fold_transposes();
   fuse_patterns();
   fuse_attention();
-  fuse_integer_matmul();
+  fuse_matmul_epilogues();
   fuse_pointwise();
   fuse_conv_epilogue();
   for (Step& st : steps_) {

@@ -225,8 +225,9 @@ class Session {
   Status fold(Kernel& kernel, const std::vector<int>& in_ids, const std::vector<int>& out_ids,
               const std::string& where);
   // Replaces MatMulInteger -> Cast -> Mul [-> Add] [-> Relu] with one kernel
-  // (IntegerMatMulEpilogue, session_fusion.cc).
-  void fuse_integer_matmul();
+  // (IntegerMatMulEpilogue) and MatMul -> Add(bias) on a prepared B with one that
+  // adds the bias as it stores (Kernel::with_column_bias); session_fusion.cc.
+  void fuse_matmul_epilogues();
   // Sets each value's def and last to the step that writes it, after a pass
   // rebuilt steps_ (session_fusion.cc).
   void renumber_step_outputs();

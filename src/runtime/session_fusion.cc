@@ -86,7 +86,7 @@ bool Session::conv_epilogue_enabled() const {
 // either operand order) becomes one step too: the GEMM adds the bias as it stores
 // each tile (Kernel::with_column_bias), so the product is not written and read
 // again; bitwise equal (one rounded addition either way).
-void Session::fuse_integer_matmul() {
+void Session::fuse_matmul_epilogues() {
   if (!options_.fuse_pointwise || fusion_disabled_by_env() || steps_.size() < 2) return;
   // Readers of each value (by step), counting readers through an alias as readers.
   std::vector<std::vector<int>> readers(values_.size());

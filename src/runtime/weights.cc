@@ -18,7 +18,7 @@ class PlainB final : public PreparedB {
              nk_ ? kernels::PackSourceLayout::kNK : kernels::PackSourceLayout::kKN, c, size_t(ldc),
              accumulate, ws, 0, pool);
     if (bias == nullptr) return;
-    // `--weights plain` only: a pass over C (the packed path adds it in the kernel).
+    // A pass over C, the Add's one rounding (a packed B adds it in the GEMM's epilogue).
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n_; ++j) c[i * ldc + j] += bias[j * bias_cs];
     }

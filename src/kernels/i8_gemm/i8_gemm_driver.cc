@@ -60,16 +60,16 @@ void prepare_rows(const I8GemmShape& s, const I8GemmArgs& g, const Scratch& w, i
   const uint32_t za_shift = g.a_signed ? 128 : 0;
   const bool in_place = a_in_place(s, g);
   for (int64_t m = m0; m < m1; ++m) {
-    uint8_t* dst = w.a + size_t(m) * stride;
     const auto* src = static_cast<const uint8_t*>(g.a) + size_t(m) * g.lda;
     uint32_t sum = 0;
-    if (in_place) {
+    const uint32_t za = g.za ? uint32_t(g.za[g.za_n == 1 ? 0 : m % g.za_n]) : 0;
+    w.row_za[m] = int32_t(za + za_shift);
+    if (in_place) {  // only the sum: the kernels read src itself
       for (size_t k = 0; k < K; ++k) sum += src[k];
-      const uint32_t za = g.za ? uint32_t(g.za[g.za_n == 1 ? 0 : m % g.za_n]) : 0;
-      w.row_za[m] = int32_t(za);
       w.row_sum[m] = int32_t(sum);
       continue;
     }
+    uint8_t* dst = w.a + size_t(m) * stride;
     if (g.a_signed) {
       for (size_t k = 0; k < K; ++k) {
         dst[k] = uint8_t(src[k] ^ 0x80);  // int8 a + 128 as uint8
@@ -80,8 +80,6 @@ void prepare_rows(const I8GemmShape& s, const I8GemmArgs& g, const Scratch& w, i
       for (size_t k = 0; k < K; ++k) sum += dst[k];
     }
     std::memset(dst + K, 0, stride - K);
-    const uint32_t za = g.za ? uint32_t(g.za[g.za_n == 1 ? 0 : m % g.za_n]) : 0;
-    w.row_za[m] = int32_t(za + za_shift);
     w.row_sum[m] = int32_t(sum);
   }
 }
